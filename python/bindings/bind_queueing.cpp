@@ -1,0 +1,49 @@
+// Bindings of core/queueing: plain vectors in, Eigen/NumPy arrays out. Inputs
+// are copied into std::vector before the GIL is released, so the solvers never
+// touch Python objects.
+#include <pybind11/eigen.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "mmcost/queueing/birth_death.hpp"
+#include "mmcost/queueing/machine_repairman.hpp"
+#include "mmcost/queueing/mva.hpp"
+#include "mmcost/queueing/usl.hpp"
+
+namespace py = pybind11;
+namespace q = mmcost::queueing;
+using namespace pybind11::literals;
+
+void bind_queueing(py::module_& m) {
+  py::class_<q::MvaResult>(m, "MvaResult")
+      .def_readonly("throughput", &q::MvaResult::throughput)
+      .def_readonly("response_time", &q::MvaResult::response_time)
+      .def_readonly("utilization", &q::MvaResult::utilization)
+      .def_readonly("queue_length", &q::MvaResult::queue_length)
+      .def_readonly("residence_time", &q::MvaResult::residence_time);
+  m.def("mva", &q::mva, "service_times"_a, "visits"_a, "think_time"_a, "population"_a,
+        py::call_guard<py::gil_scoped_release>(),
+        "Exact single-class MVA (Reiser & Lavenberg 1980); rows are populations 1..N.");
+
+  py::class_<q::BirthDeathResult>(m, "BirthDeathResult")
+      .def_readonly("probabilities", &q::BirthDeathResult::probabilities)
+      .def_readonly("throughput", &q::BirthDeathResult::throughput)
+      .def_readonly("mean_number", &q::BirthDeathResult::mean_number)
+      .def_readonly("response_time", &q::BirthDeathResult::response_time)
+      .def_readonly("utilization", &q::BirthDeathResult::utilization);
+  m.def("birth_death", &q::birth_death, "arrival_rates"_a, "service_rates"_a,
+        py::call_guard<py::gil_scoped_release>(),
+        "Stationary solution of a finite birth-death chain (Eigen SparseLU).");
+
+  py::class_<q::MachineRepairmanResult>(m, "MachineRepairmanResult")
+      .def_readonly("throughput", &q::MachineRepairmanResult::throughput)
+      .def_readonly("response_time", &q::MachineRepairmanResult::response_time)
+      .def_readonly("utilization", &q::MachineRepairmanResult::utilization)
+      .def_readonly("queue_length", &q::MachineRepairmanResult::queue_length);
+  m.def("machine_repairman", &q::machine_repairman, "populations"_a, "think_time"_a,
+        "service_time"_a, py::call_guard<py::gil_scoped_release>(),
+        "M/M/1//N closed form via the Erlang-B recursion.");
+
+  m.def("usl", &q::usl, "n"_a, "sigma"_a, "kappa"_a, "lam"_a,
+        "Universal Scalability Law X(N) = lam N / (1 + sigma (N-1) + kappa N (N-1)).");
+}

@@ -1,0 +1,77 @@
+"""Argument checks for the public API.
+
+Every check names the argument it rejects, so a notebook user sees
+``ValueError: demands[2] must be finite and >= 0, got nan`` rather than a crash
+or a silent NaN. TypeError for the wrong kind of object, ValueError for a value
+outside the domain.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def float_array(name: str, value, *, positive: bool = False, allow_empty: bool = False) -> np.ndarray:
+    """A 1-D float64 array of finite values >= 0 (or > 0 with ``positive``)."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a sequence of numbers, got {type(value).__name__}")
+    arr = np.asarray(value)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.number)):
+        raise TypeError(f"{name} must contain numbers, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, got complex values")
+    arr = np.atleast_1d(arr.astype(np.float64))
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"{name} must not be empty")
+    bad = ~np.isfinite(arr) | ((arr <= 0) if positive else (arr < 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        rule = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name}[{i}] must be finite and {rule}, got {arr[i]}")
+    return arr
+
+
+def scalar(name: str, value, *, positive: bool = False) -> float:
+    """A finite real number >= 0 (or > 0 with ``positive``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if not np.isfinite(v) or (v <= 0 if positive else v < 0):
+        raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}, got {v}")
+    return v
+
+
+def count(name: str, value, *, minimum: int = 1) -> int:
+    """An integer >= minimum; floats are accepted only when integral (8.0)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got bool")
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    elif isinstance(value, numbers.Real) and float(value).is_integer():
+        v = int(value)
+    else:
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def count_array(name: str, value, *, minimum: int = 1) -> np.ndarray:
+    """A 1-D int64 array of integers >= minimum."""
+    arr = float_array(name, value)
+    if not np.all(arr == np.floor(arr)):
+        i = int(np.flatnonzero(arr != np.floor(arr))[0])
+        raise ValueError(f"{name}[{i}] must be an integer, got {arr[i]}")
+    if (arr < minimum).any():
+        i = int(np.flatnonzero(arr < minimum)[0])
+        raise ValueError(f"{name}[{i}] must be >= {minimum}, got {arr[i]:g}")
+    return arr.astype(np.int64)
+
+
+def same_length(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
+    if a.shape != b.shape:
+        raise ValueError(f"{name_a} and {name_b} must have the same length, got {a.size} and {b.size}")

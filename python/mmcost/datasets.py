@@ -1,0 +1,59 @@
+"""The bundled published measurements.
+
+>>> import mmcost
+>>> mmcost.datasets.names()            # ids of the bundled sources
+>>> df = mmcost.datasets.load("small_thp_swapout")
+>>> mmcost.datasets.source("small_thp_swapout")["author"]
+
+The files live in the installed package ``mmcost.data`` (the repository's
+``data/`` folder), so they are found from any working directory after a plain
+``pip install``.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib.resources import files
+
+import pandas as pd
+
+from . import schema
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["names", "load", "source"]
+
+
+def _root():
+    return files("mmcost.data")
+
+
+def names() -> list[str]:
+    """Ids of the bundled sources, sorted."""
+    return sorted(p.name for p in _root().iterdir() if p.is_dir() and (p / "source.toml").is_file())
+
+
+def _folder(dataset_id: str):
+    if not isinstance(dataset_id, str):
+        raise TypeError(f"dataset id must be a str, got {type(dataset_id).__name__}")
+    if dataset_id not in names():
+        raise KeyError(f"unknown dataset {dataset_id!r}; bundled: {', '.join(names())}")
+    return _root() / dataset_id
+
+
+def source(dataset_id: str) -> dict:
+    """Provenance of a source (title, author, date, message-id, hardware ...)."""
+    return tomllib.loads((_folder(dataset_id) / "source.toml").read_text(encoding="utf-8"))
+
+
+def load(dataset_id: str) -> pd.DataFrame:
+    """The source's measurements as a tidy DataFrame (see :mod:`mmcost.schema`)."""
+    path = _folder(dataset_id) / "measurements.csv"
+    with path.open(encoding="utf-8") as f:
+        raw = pd.read_csv(f, dtype=str, keep_default_na=False, na_values=[""])
+    if raw.empty:
+        raise ValueError(f"{dataset_id}/measurements.csv has no rows")
+    return schema.coerce(raw, source=f"{dataset_id}/measurements.csv")

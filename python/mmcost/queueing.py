@@ -1,0 +1,312 @@
+"""Analytic queueing solvers that the lock, TLB and swap models reuse.
+
+Times may be in any one unit (ns, us, s); throughputs come out per that unit.
+The numerical work is in the C++ core (``core/src/queueing``); this module
+checks arguments, names results and returns pandas objects.
+
+- :func:`mva`: exact Mean Value Analysis of a closed network (K FCFS stations
+  plus a think-time delay), every population 1..N.
+- :func:`birth_death`: finite birth-death chain with state-dependent rates,
+  solved exactly; :func:`finite_source` builds the N-CPU case a spinlock uses.
+- :func:`machine_repairman`: the M/M/1//N closed form, an independent check.
+- :func:`usl` and :func:`usl_fit`: the Universal Scalability Law.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import _core
+from . import _validate as v
+
+__all__ = [
+    "mva",
+    "birth_death",
+    "finite_source",
+    "BirthDeathResult",
+    "machine_repairman",
+    "usl",
+    "usl_fit",
+    "UslFit",
+]
+
+
+def mva(demands, think_time, population, visits=None, stations=None) -> pd.DataFrame:
+    """Exact MVA for a closed network of FCFS stations plus one delay station.
+
+    Reiser & Lavenberg, "Mean-Value Analysis of Closed Multichain Queuing
+    Networks", JACM 27(2):313-322, 1980. Product form assumes exponential
+    service at FCFS stations (BCMP); the think time may have any distribution.
+
+    Parameters
+    ----------
+    demands : array of K floats >= 0
+        Service demand per cycle at each station (time units). If ``visits``
+        is given, ``demands`` is instead the mean service time per visit and
+        the demand is ``visits * demands``.
+    think_time : float >= 0
+        Mean time at the delay station per cycle (same unit).
+    population : int >= 1
+        Largest population N; every n = 1..N is solved.
+    visits : array of K floats >= 0, optional
+        Visits to each station per cycle (default 1).
+    stations : list of K str, optional
+        Station names used as column suffixes (default ``0 .. K-1``).
+
+    Returns
+    -------
+    DataFrame indexed by ``population`` 1..N with columns ``throughput``
+    (cycles per time unit), ``response_time`` (time per cycle outside the
+    delay station) and per station ``utilization_<s>``, ``queue_length_<s>``,
+    ``residence_time_<s>``, ``throughput_<s>`` (visits per time unit).
+    """
+    s = v.float_array("demands", demands)
+    vis = np.ones_like(s) if visits is None else v.float_array("visits", visits)
+    v.same_length("demands", s, "visits", vis)
+    z = v.scalar("think_time", think_time)
+    n = v.count("population", population)
+    names = _station_names(stations, s.size)
+    r = _core.queueing.mva(s.tolist(), vis.tolist(), z, n)
+
+    index = pd.RangeIndex(1, n + 1, name="population")
+    cols: dict[str, np.ndarray] = {"throughput": r.throughput, "response_time": r.response_time}
+    for k, name in enumerate(names):
+        cols[f"utilization_{name}"] = r.utilization[:, k]
+        cols[f"queue_length_{name}"] = r.queue_length[:, k]
+        cols[f"residence_time_{name}"] = r.residence_time[:, k]
+        cols[f"throughput_{name}"] = r.throughput * vis[k]
+    return pd.DataFrame(cols, index=index)
+
+
+def _station_names(stations, k: int) -> list[str]:
+    if stations is None:
+        return [str(i) for i in range(k)]
+    if isinstance(stations, str) or len(stations) != k:
+        raise ValueError(f"stations must be a list of {k} names, one per demand")
+    names = [str(x) for x in stations]
+    if len(set(names)) != k:
+        raise ValueError(f"stations must be unique, got {names}")
+    return names
+
+
+@dataclass(frozen=True)
+class BirthDeathResult:
+    """Stationary solution of a finite birth-death chain.
+
+    Attributes
+    ----------
+    probabilities : ndarray, shape (N+1,)
+        ``probabilities[k]`` = P(k customers in the station).
+    throughput : float
+        Departures per time unit, sum_k pi_k mu_k.
+    mean_number : float
+        Mean customers in the station, sum_k k pi_k.
+    response_time : float
+        Mean time in the station (waiting + service), by Little's law.
+    utilization : float
+        P(station not empty) = 1 - pi_0.
+    """
+
+    probabilities: np.ndarray = field(repr=False)
+    throughput: float
+    mean_number: float
+    response_time: float
+    utilization: float
+
+
+def birth_death(arrival_rates, service_rates) -> BirthDeathResult:
+    """Exact stationary solution of a birth-death chain on states 0..N.
+
+    ``arrival_rates[k]`` is the rate of k -> k+1 for k = 0..N-1 (>= 0);
+    ``service_rates[k]`` is the rate of k+1 -> k, i.e. the service rate when
+    k+1 customers are present (> 0): an arbitrary state-dependent rate, such as
+    a ticket spinlock whose handoff slows with every waiter (Boyd-Wickizer,
+    Kaashoek, Morris, Zeldovich, "Non-scalable locks are dangerous", Linux
+    Symposium 2012). Solved with Eigen's SparseLU on the generator.
+    """
+    lam = v.float_array("arrival_rates", arrival_rates)
+    mu = v.float_array("service_rates", service_rates, positive=True)
+    v.same_length("arrival_rates", lam, "service_rates", mu)
+    r = _core.queueing.birth_death(lam.tolist(), mu.tolist())
+    return BirthDeathResult(
+        probabilities=np.asarray(r.probabilities),
+        throughput=float(r.throughput),
+        mean_number=float(r.mean_number),
+        response_time=float(r.response_time),
+        utilization=float(r.utilization),
+    )
+
+
+def finite_source(n, think_time, service_rates) -> BirthDeathResult:
+    """N sources (CPUs) each returning after an exponential think time.
+
+    The arrival rate with k customers present is ``(n - k) / think_time``;
+    ``service_rates`` has n entries, the rate with 1..n present. With a constant
+    service rate this is the machine-repairman model.
+    """
+    n = v.count("n", n)
+    z = v.scalar("think_time", think_time, positive=True)
+    mu = v.float_array("service_rates", service_rates, positive=True)
+    if mu.size != n:
+        raise ValueError(f"service_rates must have n = {n} entries, got {mu.size}")
+    arrivals = (n - np.arange(n)) / z
+    return birth_death(arrivals, mu)
+
+
+def machine_repairman(n, think_time, service_time) -> pd.DataFrame:
+    """Closed form of the M/M/1//N (finite-source, machine-repairman) model.
+
+    p0 = [sum_{k=0}^{N} N!/(N-k)! (S/Z)^k]^-1 (Kleinrock, Queueing Systems
+    vol. 1, 1975, sec. 3.8), evaluated as the Erlang-B probability B(N, Z/S).
+
+    Parameters: ``n`` an int or array of ints >= 1, ``think_time`` Z >= 0,
+    ``service_time`` S > 0. Returns a DataFrame indexed by ``n`` with
+    ``throughput``, ``response_time``, ``utilization``, ``queue_length``.
+    """
+    ns = v.count_array("n", n)
+    z = v.scalar("think_time", think_time)
+    s = v.scalar("service_time", service_time, positive=True)
+    r = _core.queueing.machine_repairman(ns.tolist(), z, s)
+    return pd.DataFrame(
+        {
+            "throughput": r.throughput,
+            "response_time": r.response_time,
+            "utilization": r.utilization,
+            "queue_length": r.queue_length,
+        },
+        index=pd.Index(ns, name="n"),
+    )
+
+
+def usl(n, sigma, kappa, lam):
+    """Universal Scalability Law throughput X(N) = lam N / (1 + sigma (N-1) + kappa N (N-1)).
+
+    Gunther, "Guerrilla Capacity Planning", Springer 2007, ch. 4. ``n`` > 0
+    (scalar or array), ``sigma`` >= 0 (contention), ``kappa`` >= 0
+    (coherency), ``lam`` > 0 (throughput of one unit). Returns a float for a
+    scalar ``n``, else an array.
+    """
+    scalar_in = np.ndim(n) == 0
+    ns = v.float_array("n", n, positive=True)
+    x = _core.queueing.usl(
+        ns,
+        v.scalar("sigma", sigma),
+        v.scalar("kappa", kappa),
+        v.scalar("lam", lam, positive=True),
+    )
+    return float(x[0]) if scalar_in else np.asarray(x)
+
+
+@dataclass(frozen=True)
+class UslFit:
+    """Least-squares fit of the USL to throughput-vs-N data.
+
+    Attributes: ``sigma``, ``kappa``, ``lam`` (estimates), ``stderr`` (dict of
+    standard errors), ``covariance`` and ``correlation`` (DataFrames),
+    ``rss`` (residual sum of squares), ``dof`` (points - 3), ``n_max`` (the
+    peak sqrt((1 - sigma) / kappa), inf when kappa = 0), ``x_max``.
+    """
+
+    sigma: float
+    kappa: float
+    lam: float
+    stderr: dict
+    covariance: pd.DataFrame = field(repr=False)
+    correlation: pd.DataFrame = field(repr=False)
+    rss: float
+    dof: int
+
+    @property
+    def n_max(self) -> float:
+        return float(np.sqrt((1 - self.sigma) / self.kappa)) if self.kappa > 0 else float("inf")
+
+    @property
+    def x_max(self) -> float:
+        """Peak throughput; with kappa = 0 the asymptote lam / sigma."""
+        if self.kappa > 0:
+            return usl(self.n_max, self.sigma, self.kappa, self.lam)
+        return self.lam / self.sigma if self.sigma > 0 else float("inf")
+
+    def predict(self, n):
+        """Throughput at ``n`` with the fitted coefficients."""
+        return usl(n, self.sigma, self.kappa, self.lam)
+
+    def _rows(self):
+        return [(p, getattr(self, p), self.stderr[p]) for p in ("sigma", "kappa", "lam")]
+
+    def __str__(self) -> str:
+        lines = ["USL fit: X(N) = lam N / (1 + sigma (N-1) + kappa N (N-1))"]
+        lines += [f"  {p:<6} = {val:.6g} ± {err:.2g}" for p, val, err in self._rows()]
+        lines.append(f"  peak at N = {self.n_max:.4g}, X = {self.x_max:.6g}; rss = {self.rss:.6g}, dof = {self.dof}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td>{p}</td><td>{val:.6g}</td><td>{err:.2g}</td></tr>" for p, val, err in self._rows())
+        return (
+            "<table><caption>USL fit</caption><tr><th>parameter</th><th>value</th><th>stderr</th></tr>"
+            f"{rows}</table><p>peak N = {self.n_max:.4g}, X = {self.x_max:.6g}; "
+            f"rss = {self.rss:.6g}, dof = {self.dof}</p>"
+        )
+
+
+def usl_fit(n, throughput) -> UslFit:
+    """Fit (sigma, kappa, lam) to measured throughput by least squares.
+
+    Unweighted least squares on throughput (as the R ``usl`` package and
+    Schwartz 2015 do) with ``scipy.optimize.least_squares``; sigma and kappa
+    bounded to [0, inf), lam > 0. The start point is Gunther's linearisation
+    N/C(N) - 1 = sigma (N-1) + kappa N (N-1) with lam from the smallest N.
+    Standard errors come from the Jacobian at the optimum,
+    cov = (J^T J)^-1 rss / (m - 3); a near-singular J^T J gives a warning.
+    """
+    from scipy.optimize import least_squares
+
+    ns = v.float_array("n", n, positive=True)
+    x = v.float_array("throughput", throughput, positive=True)
+    v.same_length("n", ns, "throughput", x)
+    if np.unique(ns).size < 3:
+        raise ValueError("n must contain at least 3 distinct values to fit 3 USL coefficients")
+
+    i0 = int(np.argmin(ns))
+    lam0 = x[i0] / ns[i0]
+    c = x / lam0
+    design = np.column_stack([ns - 1, ns * (ns - 1)])
+    coef, *_ = np.linalg.lstsq(design, ns / c - 1, rcond=None)
+    p0 = np.array([min(max(coef[0], 1e-6), 0.99), max(coef[1], 1e-9), lam0])
+
+    def residuals(p):
+        sigma, kappa, lam = p
+        return lam * ns / (1 + sigma * (ns - 1) + kappa * ns * (ns - 1)) - x
+
+    res = least_squares(
+        residuals, p0, bounds=([0, 0, 0], [np.inf, np.inf, np.inf]), x_scale="jac", xtol=1e-14, ftol=1e-14, gtol=1e-14
+    )
+    if not res.success:
+        raise RuntimeError(f"usl_fit did not converge: {res.message}")
+    m, p = ns.size, 3
+    dof = m - p
+    rss = float(2 * res.cost)
+    names = ["sigma", "kappa", "lam"]
+    jtj = res.jac.T @ res.jac
+    if dof > 0 and np.linalg.cond(jtj) < 1 / np.finfo(float).eps:
+        cov = np.linalg.inv(jtj) * rss / dof
+    else:
+        warnings.warn("usl_fit: coefficients not identifiable from these points (singular J^T J)", RuntimeWarning)
+        cov = np.full((p, p), np.nan)
+    err = np.sqrt(np.diag(cov))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = cov / np.outer(err, err)
+    return UslFit(
+        sigma=float(res.x[0]),
+        kappa=float(res.x[1]),
+        lam=float(res.x[2]),
+        stderr=dict(zip(names, map(float, err))),
+        covariance=pd.DataFrame(cov, index=names, columns=names),
+        correlation=pd.DataFrame(corr, index=names, columns=names),
+        rss=rss,
+        dof=dof,
+    )
