@@ -11,6 +11,7 @@ ASan/UBSan; CMAKE_ARGS adds arguments to the CMake configure step.
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,7 +65,14 @@ class CMakeBuild(build_ext):
                 pass
 
         build_temp = Path(self.build_temp) / ext.name
+        # pip builds in-tree from a fresh isolated environment each time, so a
+        # CMake cache can point at a pybind11/Eigen/ninja that no longer exists.
+        stamp = build_temp / "mmcost-configure-args.txt"
+        key = "\n".join(cmake_args)
+        if build_temp.exists() and (not stamp.is_file() or stamp.read_text() != key):
+            shutil.rmtree(build_temp)
         build_temp.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(key)
         subprocess.run(["cmake", ext.sourcedir, *cmake_args], cwd=build_temp, check=True)
         subprocess.run(
             ["cmake", "--build", ".", "--parallel", str(os.cpu_count() or 1)],

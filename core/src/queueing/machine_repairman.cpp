@@ -16,11 +16,17 @@ MachineRepairmanResult machine_repairman(const std::vector<long>& populations, d
 
   const long nmax = *std::max_element(populations.begin(), populations.end());
   const double a = think_time / service_time;
-  std::vector<double> erlang_b(static_cast<std::size_t>(nmax) + 1);
-  erlang_b[0] = 1.0;
+  // util[n] = 1 - B(n, a) = n / (n + a B(n-1)): written this way, not as
+  // 1 - B, because B is close to 1 when Z >> S and the subtraction would
+  // cancel most digits.
+  std::vector<double> util(static_cast<std::size_t>(nmax) + 1);
+  util[0] = 0.0;
+  double erlang_b = 1.0;  // B(0)
   for (long n = 1; n <= nmax; ++n) {
-    const double prev = a * erlang_b[static_cast<std::size_t>(n - 1)];
-    erlang_b[static_cast<std::size_t>(n)] = prev / (static_cast<double>(n) + prev);
+    const double ab = a * erlang_b;
+    const double dn = static_cast<double>(n);
+    util[static_cast<std::size_t>(n)] = dn / (dn + ab);
+    erlang_b = ab / (dn + ab);
   }
 
   const Eigen::Index M = static_cast<Eigen::Index>(populations.size());
@@ -30,11 +36,11 @@ MachineRepairmanResult machine_repairman(const std::vector<long>& populations, d
   r.utilization.resize(M);
   r.queue_length.resize(M);
   for (Eigen::Index i = 0; i < M; ++i) {
-    const long n = populations[static_cast<std::size_t>(i)];
-    const double u = 1.0 - erlang_b[static_cast<std::size_t>(n)];
-    const double x = u / service_time;
-    const double resp = static_cast<double>(n) / x - think_time;
-    r.utilization[i] = u;
+    const auto n = static_cast<std::size_t>(populations[static_cast<std::size_t>(i)]);
+    const double x = util[n] / service_time;
+    // R = n/X - Z = n S / U(n) - Z = n S - Z U(n-1), exact at n = 1.
+    const double resp = static_cast<double>(n) * service_time - think_time * util[n - 1];
+    r.utilization[i] = util[n];
     r.throughput[i] = x;
     r.response_time[i] = resp;
     r.queue_length[i] = x * resp;

@@ -19,7 +19,9 @@ struct MachineRepairmanResult {  // one entry per requested population
 // (Kleinrock, Queueing Systems vol. 1, 1975, sec. 3.8), which equals the
 // Erlang-B blocking probability B(N, Z/S); B is computed with the stable
 // recursion B(0) = 1, B(n) = a B(n-1) / (n + a B(n-1)), a = Z/S, so large N
-// neither overflows nor loses precision. Independent of the MVA recursion.
+// neither overflows nor loses precision; U(n) = n / (n + a B(n-1)) and
+// R(n) = n S - Z U(n-1) avoid the cancellations of 1 - B and n/X - Z.
+// Independent of the MVA recursion.
 MachineRepairmanResult machine_repairman(const std::vector<long>& populations, double think_time,
                                          double service_time);
 

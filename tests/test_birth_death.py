@@ -1,0 +1,100 @@
+"""Birth-death CTMC against the product form, hand cases, MVA and the closed form."""
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from mmcost import _core, queueing
+
+
+def product_form(lam, mu):
+    """pi_k ∝ prod_{i<k} lam_i / mu_i (Kleinrock, Queueing Systems I, eq. 3.11), in logs."""
+    with np.errstate(divide="ignore"):
+        logs = np.concatenate([[0.0], np.cumsum(np.log(lam) - np.log(mu))])
+    return np.exp(logs - logsumexp(logs))
+
+
+def test_single_state_by_hand():
+    # Two states: pi_0 = mu / (lam + mu), X = lam pi_0.
+    r = queueing.birth_death([3.0], [5.0])
+    np.testing.assert_allclose(r.probabilities, [5 / 8, 3 / 8], rtol=1e-15)
+    assert r.throughput == pytest.approx(15 / 8, rel=1e-15)
+    assert r.response_time == pytest.approx(1 / 5, rel=1e-14)
+
+
+def test_two_customers_by_hand():
+    # lam = (2, 1), mu = (2, 2): pi ∝ (1, 1, 1/2) = (2/5, 2/5, 1/5).
+    r = queueing.birth_death([2.0, 1.0], [2.0, 2.0])
+    np.testing.assert_allclose(r.probabilities, [0.4, 0.4, 0.2], rtol=1e-15)
+    assert r.mean_number == pytest.approx(0.8, rel=1e-15)
+    assert r.utilization == pytest.approx(0.6, rel=1e-15)
+
+
+@pytest.mark.parametrize("n", [5, 64, 2000])
+def test_matches_product_form_for_arbitrary_rates(n):
+    rng = np.random.default_rng([n, 20261201])
+    lam = rng.uniform(0.1, 2.0, n)
+    mu = rng.uniform(0.5, 3.0, n)
+    r = queueing.birth_death(lam, mu)
+    pi = product_form(lam, mu)
+    # The LU solve is accurate normwise (like any backward-stable solver), so
+    # probabilities far below 1e-13 are only absolutely accurate.
+    np.testing.assert_allclose(r.probabilities, pi, rtol=1e-9, atol=1e-13)
+    assert r.throughput == pytest.approx(float(np.sum(pi[1:] * mu)), rel=1e-9)
+    assert r.throughput == pytest.approx(float(np.sum(pi[:-1] * lam)), rel=1e-9)  # flow balance
+
+
+def test_ticket_lock_like_state_dependent_service():
+    # Handoff time growing linearly with waiters (Boyd-Wickizer et al. 2012):
+    # mu_k = 1 / (S + c (k - 1)). Check against the product form exactly.
+    n, z, s, c = 48, 20.0, 1.0, 0.05
+    k = np.arange(1, n + 1)
+    r = queueing.finite_source(n, z, 1 / (s + c * (k - 1)))
+    pi = product_form((n - np.arange(n)) / z, 1 / (s + c * (k - 1)))
+    np.testing.assert_allclose(r.probabilities, pi, rtol=1e-9, atol=1e-13)
+
+
+@pytest.mark.parametrize("n,z,s", [(1, 1.0, 0.5), (16, 10.0, 1.0), (500, 50.0, 0.2)])
+def test_finite_source_equals_machine_repairman_and_mva(n, z, s):
+    r = queueing.finite_source(n, z, np.full(n, 1 / s))
+    mr = queueing.machine_repairman(n, z, s).iloc[0]
+    mva = queueing.mva([s], z, n).iloc[-1]
+    assert r.throughput == pytest.approx(mr["throughput"], rel=1e-9)
+    assert r.mean_number == pytest.approx(mr["queue_length"], rel=1e-9)
+    assert r.response_time == pytest.approx(mr["response_time"], rel=1e-9)
+    assert r.throughput == pytest.approx(mva["throughput"], rel=1e-9)
+    assert r.mean_number == pytest.approx(mva["queue_length_0"], rel=1e-9)
+
+
+def test_no_arrivals_means_empty_station():
+    r = queueing.birth_death([0.0, 0.0], [1.0, 1.0])
+    np.testing.assert_array_equal(r.probabilities, [1.0, 0.0, 0.0])
+    assert r.throughput == 0.0 and r.response_time == 0.0
+
+
+@pytest.mark.parametrize(
+    "lam,mu,exc,field",
+    [
+        ([1.0], [0.0], ValueError, r"service_rates\[0\]"),
+        ([1.0, 1.0], [1.0], ValueError, "same length"),
+        ([float("nan")], [1.0], ValueError, r"arrival_rates\[0\]"),
+        ([-1.0], [1.0], ValueError, r"arrival_rates\[0\]"),
+        ([], [], ValueError, "arrival_rates"),
+        (["a"], [1.0], TypeError, "arrival_rates"),
+    ],
+)
+def test_bad_input(lam, mu, exc, field):
+    with pytest.raises(exc, match=field):
+        queueing.birth_death(lam, mu)
+
+
+def test_core_rejects_zero_service_rate():
+    with pytest.raises(ValueError, match="service_rates"):
+        _core.queueing.birth_death([1.0], [0.0])
+
+
+def test_finite_source_checks_lengths():
+    with pytest.raises(ValueError, match="service_rates"):
+        queueing.finite_source(3, 1.0, [1.0, 1.0])
+    with pytest.raises(ValueError, match="think_time"):
+        queueing.finite_source(3, 0.0, [1.0, 1.0, 1.0])

@@ -1,0 +1,125 @@
+"""Exact MVA against published numbers, an independent algorithm and bounds."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mmcost import _core, queueing
+
+
+def test_lazowska_qsp_chapter6_example():
+    # Lazowska, Zahorjan, Graham, Sevcik, "Quantitative System Performance"
+    # (Prentice-Hall 1984), ch. 6, p. 117: CPU 121 visits x 0.005 s, disk1
+    # 70 x 0.03 s, disk2 50 x 0.027 s, think time 15 s, 3 terminals. Queue
+    # lengths at N = 3 as tabulated (4 decimals) in the LQNS libmva regression
+    # test "test0" (Carleton University, lqn/trunk/libmva/regression/test0.cc).
+    df = queueing.mva([0.005, 0.03, 0.027], 15.0, 3, visits=[121, 70, 50], stations=["cpu", "disk1", "disk2"])
+    got = df.loc[3, ["queue_length_cpu", "queue_length_disk1", "queue_length_disk2"]].to_numpy()
+    np.testing.assert_allclose(got, [0.0976, 0.3947, 0.2350], atol=5e-5)
+
+
+def test_harchol_balter_exercise_hand_values():
+    # Harchol-Balter, "Performance Modeling and Design of Computer Systems"
+    # (CUP 2013), exercise 16.1: N = 3 users, Z = 1, S = 0.5. By hand:
+    # X(1) = 1/1.5 = 2/3, R(2) = 0.5 (1 + 1/3) = 2/3, X(2) = 2/(5/3) = 6/5,
+    # R(3) = 0.5 (1 + 0.8) = 0.9, X(3) = 3/1.9 = 30/19.
+    df = queueing.mva([0.5], 1.0, 3)
+    np.testing.assert_allclose(df["throughput"], [2 / 3, 6 / 5, 30 / 19], rtol=1e-15)
+    np.testing.assert_allclose(df["response_time"], [0.5, 2 / 3, 0.9], rtol=1e-15)
+
+
+def convolution_throughput(demands, think, n_max):
+    """Buzen's convolution algorithm (CACM 16(9), 1973) with a delay station.
+
+    An independent exact solution of the same product-form network:
+    G(n) = sum over states of prod D_k^{n_k} * Z^{n_0} / n_0!, X(n) = G(n-1)/G(n).
+    Uses the scaled recursion g_k(n) = g_{k-1}(n) + D_k g_k(n-1).
+    """
+    g = np.array([think**n / math.factorial(n) for n in range(n_max + 1)], dtype=float)
+    for d in demands:
+        for n in range(1, n_max + 1):
+            g[n] = g[n] + d * g[n - 1]
+    return g[:-1] / g[1:]
+
+
+@pytest.mark.parametrize(
+    "demands,think,n",
+    [([0.3, 0.2, 0.1], 2.0, 40), ([1.0, 1.0], 0.0, 30), ([0.05, 0.4, 0.4, 0.1, 0.2], 5.0, 60), ([2.0], 0.5, 25)],
+)
+def test_mva_matches_convolution_algorithm(demands, think, n):
+    df = queueing.mva(demands, think, n)
+    np.testing.assert_allclose(df["throughput"].to_numpy(), convolution_throughput(demands, think, n), rtol=1e-9)
+
+
+@pytest.mark.parametrize("think,service,n", [(1.0, 0.5, 3), (10.0, 1.0, 200), (0.0, 2.0, 7), (100.0, 0.01, 10000)])
+def test_mva_matches_machine_repairman(think, service, n):
+    df = queueing.mva([service], think, n)
+    mr = queueing.machine_repairman(np.arange(1, n + 1), think, service)
+    for col, mcol in [("throughput", "throughput"), ("response_time", "response_time"), ("queue_length_0", "queue_length")]:
+        np.testing.assert_allclose(df[col].to_numpy(), mr[mcol].to_numpy(), rtol=1e-9)
+
+
+def test_operational_bounds_and_saturation():
+    # Denning & Buzen, "The Operational Analysis of Queueing Network Models",
+    # Computing Surveys 10(3) 1978: X(n) <= min(n / (D + Z), 1 / Dmax).
+    d = np.array([0.2, 0.5, 0.1])
+    z = 3.0
+    df = queueing.mva(d, z, 500)
+    n = df.index.to_numpy()
+    bound = np.minimum(n / (d.sum() + z), 1 / d.max())
+    assert np.all(df["throughput"].to_numpy() <= bound * (1 + 1e-12))
+    assert df["throughput"].iloc[-1] == pytest.approx(1 / d.max(), rel=1e-9)
+    # Little's law over the whole network: N = X (R + Z).
+    np.testing.assert_allclose(n, df["throughput"] * (df["response_time"] + z), rtol=1e-12)
+
+
+def test_visits_scale_demand_and_station_throughput():
+    a = queueing.mva([0.01, 0.02], 1.0, 20, visits=[10, 3])
+    b = queueing.mva([0.1, 0.06], 1.0, 20)
+    pd.testing.assert_series_equal(a["throughput"], b["throughput"], rtol=1e-14)
+    np.testing.assert_allclose(a["throughput_0"], 10 * a["throughput"], rtol=1e-14)
+    np.testing.assert_allclose(a["utilization_1"], a["throughput_1"] * 0.02, rtol=1e-14)
+
+
+def test_result_shape_and_index():
+    df = queueing.mva([1.0, 2.0], 0.0, 5)
+    assert list(df.index) == [1, 2, 3, 4, 5] and df.index.name == "population"
+    assert {"throughput", "response_time", "utilization_0", "queue_length_1", "residence_time_1"} <= set(df.columns)
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,field",
+    [
+        (dict(demands=[1.0], think_time=1.0, population=0), ValueError, "population"),
+        (dict(demands=[1.0], think_time=1.0, population=2.5), TypeError, "population"),
+        (dict(demands=[1.0], think_time=1.0, population="3"), TypeError, "population"),
+        (dict(demands=[1.0], think_time=1.0, population=True), TypeError, "population"),
+        (dict(demands=[1.0, float("nan")], think_time=1.0, population=3), ValueError, "demands[1]"),
+        (dict(demands=[-1.0], think_time=1.0, population=3), ValueError, "demands[0]"),
+        (dict(demands=[], think_time=1.0, population=3), ValueError, "demands"),
+        (dict(demands="abc", think_time=1.0, population=3), TypeError, "demands"),
+        (dict(demands=[[1.0, 2.0]], think_time=1.0, population=3), ValueError, "demands"),
+        (dict(demands=[1.0], think_time=-1.0, population=3), ValueError, "think_time"),
+        (dict(demands=[1.0], think_time=float("inf"), population=3), ValueError, "think_time"),
+        (dict(demands=[1.0], think_time="1", population=3), TypeError, "think_time"),
+        (dict(demands=[1.0, 2.0], think_time=1.0, population=3, visits=[1.0]), ValueError, "visits"),
+        (dict(demands=[0.0], think_time=0.0, population=3), ValueError, "demands"),
+        (dict(demands=[1.0], think_time=0.0, population=3, stations=["a", "b"]), ValueError, "stations"),
+    ],
+)
+def test_bad_input_names_the_argument(kwargs, exc, field):
+    with pytest.raises(exc, match=field.replace("[", r"\[").replace("]", r"\]")):
+        queueing.mva(**kwargs)
+
+
+def test_core_rejects_bad_input_without_crashing():
+    # The compiled core checks its own arguments too (callers may bypass the
+    # Python layer); pybind11 turns the C++ exception into ValueError.
+    with pytest.raises(ValueError, match="demands"):
+        _core.queueing.mva([float("nan")], [1.0], 1.0, 3)
+    with pytest.raises(ValueError, match="population"):
+        _core.queueing.mva([1.0], [1.0], 1.0, -5)
+    with pytest.raises(ValueError, match="visits"):
+        _core.queueing.mva([1.0, 1.0], [1.0], 1.0, 3)
