@@ -9,11 +9,11 @@ Submodules: :mod:`mmcost.queueing` (analytic solvers), :mod:`mmcost.datasets`
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import datasets, queueing
+from . import datasets, metrics, parse, queueing
 
 try:
     __version__ = version("mmcost")
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0+unknown"
 
-__all__ = ["datasets", "queueing", "__version__"]
+__all__ = ["datasets", "metrics", "parse", "queueing", "__version__"]

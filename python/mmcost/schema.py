@@ -35,6 +35,21 @@ COLUMNS: dict[str, str] = {
     "numa_nodes": "Int64",
 }
 
+#: Optional columns: present where a source or parser has them, typed when present.
+EXTRA_COLUMNS: dict[str, str] = {
+    "cpu": "Int64",  # per-CPU counters (/proc/interrupts)
+    "call_site": "string",  # lock caller or perf-profile call chain
+    "lock_type": "string",  # perf lock contention 'type'
+    "item": "Int64",  # row number inside a parsed table (a caller may repeat)
+    "block": "Int64",  # which repeated output of the same tool in one text
+    "line": "Int64",  # line of the text the number was read from
+    "printed": "string",  # the number exactly as printed
+    "source_name": "string",  # the tool's own name for the metric (perf event, LKP key)
+    "row": "string",  # markdown table row label
+    "variant_detail": "string",  # markdown table's further header rows
+    "note": "string",
+}
+
 #: The configuration columns (what a model takes as input).
 CONFIG_COLUMNS = [
     "arch",
@@ -62,7 +77,8 @@ def coerce(df: pd.DataFrame, *, source: str = "data") -> pd.DataFrame:
     if missing:
         raise ValueError(f"{source}: missing column(s) {missing}")
     out = df.copy()
-    for col, dtype in COLUMNS.items():
+    types = {**COLUMNS, **{c: t for c, t in EXTRA_COLUMNS.items() if c in out.columns}}
+    for col, dtype in types.items():
         try:
             if dtype == "boolean":
                 out[col] = out[col].map(_parse_bool, na_action="ignore")

@@ -1,0 +1,128 @@
+"""The one metric vocabulary shared by data files, parsers and models.
+
+Names are snake_case with the unit last (``swapout_kib_s``, ``sys_time_s``).
+A published relative change is the metric's name plus ``_change_pct`` with a
+``baseline`` column naming its reference. Add a name here, with its unit and
+meaning, before a data file, parser or model uses it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+#: metric -> (unit, meaning)
+METRICS: dict[str, tuple[str, str]] = {
+    # throughput and time
+    "usemem_throughput_kib_s": ("KiB/s", "usemem per-process throughput (usemem.c output_statistics)"),
+    "usemem_bytes": ("bytes", "bytes written by one usemem process"),
+    "usemem_time_us": ("us", "time one usemem process took"),
+    "vm_scalability_throughput_kib_s": ("KiB/s", "LKP vm-scalability.throughput (sum over processes)"),
+    "swapout_kib_s": ("KiB/s", "swap-out rate, vmstat 'so' column (LKP vmstat.swap.so)"),
+    "swapout_gb_s": ("GB/s", "swap-out bandwidth as quoted in prose"),
+    "user_time_s": ("s", "user CPU time (shell time / perf stat)"),
+    "sys_time_s": ("s", "system CPU time (shell time / perf stat)"),
+    "real_time_s": ("s", "wall-clock time (shell time 'real'/'total', perf stat 'time elapsed')"),
+    "cpu_pct": ("%", "CPU utilisation printed by shell time (100% = one CPU)"),
+    "runtime_s": ("s", "benchmark-reported runtime (XSBench 'Runtime')"),
+    "threads_count": ("count", "threads the benchmark reports it used"),
+    "lookups_count": ("count", "XSBench lookups"),
+    "lookups_per_s": ("1/s", "XSBench lookups per second"),
+    "transactions_count": ("count", "sysbench transactions"),
+    "transactions_per_s": ("1/s", "sysbench transactions per second"),
+    "queries_count": ("count", "sysbench queries"),
+    "queries_per_s": ("1/s", "sysbench queries per second"),
+    "ignored_errors_count": ("count", "sysbench ignored errors"),
+    "ignored_errors_per_s": ("1/s", "sysbench ignored errors per second"),
+    "reconnects_count": ("count", "sysbench reconnects"),
+    "reconnects_per_s": ("1/s", "sysbench reconnects per second"),
+    "events_count": ("count", "sysbench total number of events"),
+    "latency_min_ms": ("ms", "sysbench latency minimum"),
+    "latency_avg_ms": ("ms", "sysbench latency average"),
+    "latency_max_ms": ("ms", "sysbench latency maximum"),
+    "latency_p95_ms": ("ms", "sysbench latency 95th percentile"),
+    "latency_sum_ms": ("ms", "sysbench latency sum"),
+    # TLB
+    "tlb_shootdowns": ("count", "TLB shootdown interrupts of one CPU (/proc/interrupts 'TLB' row; cpu column)"),
+    "itlb_flush_count": ("count", "perf event itlb.itlb_flush"),
+    "dtlb_thread_flush_count": ("count", "perf event tlb_flush.dtlb_thread"),
+    "stlb_any_flush_count": ("count", "perf event tlb_flush.stlb_any"),
+    "dtlb_load_miss_count": ("count", "perf event dTLB-load-misses"),
+    "dtlb_store_miss_count": ("count", "perf event dTLB-store-misses"),
+    "itlb_load_miss_count": ("count", "perf event iTLB-load-misses"),
+    # locks
+    "lock_contended_count": ("count", "perf lock contention 'contended'"),
+    "lock_wait_total_ns": ("ns", "perf lock contention 'total wait'"),
+    "lock_wait_total_us": ("us", "perf lock contention 'total wait'"),
+    "lock_wait_total_ms": ("ms", "perf lock contention 'total wait'"),
+    "lock_wait_total_s": ("s", "perf lock contention 'total wait'"),
+    "lock_wait_max_ns": ("ns", "perf lock contention 'max wait'"),
+    "lock_wait_max_us": ("us", "perf lock contention 'max wait'"),
+    "lock_wait_max_ms": ("ms", "perf lock contention 'max wait'"),
+    "lock_wait_max_s": ("s", "perf lock contention 'max wait'"),
+    "lock_wait_avg_ns": ("ns", "perf lock contention 'avg wait'"),
+    "lock_wait_avg_us": ("us", "perf lock contention 'avg wait'"),
+    "lock_wait_avg_ms": ("ms", "perf lock contention 'avg wait'"),
+    "lock_wait_avg_s": ("s", "perf lock contention 'avg wait'"),
+    "cycles_share_pct": ("%", "perf-profile cycles-pp share of one call chain (call_site column)"),
+    # swap / mTHP
+    "thp_swap_alloc_failure_change_pct": ("%", "change of mTHP swap-slot allocation failures"),
+    "fault_alloc_count": ("count", "mTHP anon_fault_alloc"),
+    "fault_fallback_count": ("count", "mTHP anon_fault_fallback"),
+    "swpout_count": ("count", "mTHP swpout"),
+    "swpout_fallback_count": ("count", "mTHP swpout_fallback"),
+}
+
+#: perf event name -> metric (events not listed become snake_case + '_count')
+PERF_EVENTS = {
+    "itlb.itlb_flush": "itlb_flush_count",
+    "tlb_flush.dtlb_thread": "dtlb_thread_flush_count",
+    "tlb_flush.stlb_any": "stlb_any_flush_count",
+    "dTLB-load-misses": "dtlb_load_miss_count",
+    "dTLB-store-misses": "dtlb_store_miss_count",
+    "iTLB-load-misses": "itlb_load_miss_count",
+}
+
+#: LKP metric name -> metric (perf-profile.cycles-pp.* is handled by prefix)
+LKP_NAMES = {
+    "vm-scalability.throughput": "vm_scalability_throughput_kib_s",
+    "vmstat.swap.so": "swapout_kib_s",
+}
+
+CHANGE_SUFFIX = "_change_pct"
+
+
+def snake(name: str) -> str:
+    """``dTLB-load-misses`` -> ``dtlb_load_misses``."""
+    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+
+
+def unit_of(metric: str) -> str:
+    """The unit of a vocabulary metric (``_change_pct`` metrics are in %)."""
+    if metric.endswith(CHANGE_SUFFIX):
+        return "%"
+    if metric in METRICS:
+        return METRICS[metric][0]
+    raise KeyError(f"unknown metric {metric!r}; see mmcost.metrics.METRICS")
+
+
+def for_perf_event(event: str) -> str:
+    return PERF_EVENTS.get(event, snake(event) + "_count")
+
+
+def for_lkp(name: str) -> tuple[str, str | None]:
+    """(metric, call_site) for an LKP metric name."""
+    prefix = "perf-profile.cycles-pp."
+    if name.startswith(prefix):
+        return "cycles_share_pct", name[len(prefix) :]
+    return LKP_NAMES.get(name, snake(name)), None
+
+
+def table(pattern: str | None = None) -> pd.DataFrame:
+    """The vocabulary as a DataFrame (metric, unit, meaning); ``pattern`` filters by regex."""
+    df = pd.DataFrame([(m, u, d) for m, (u, d) in METRICS.items()], columns=["metric", "unit", "meaning"])
+    if pattern is not None:
+        keep = df["metric"].str.contains(pattern, regex=True) | df["meaning"].str.contains(pattern, regex=True, case=False)
+        df = df[keep]
+    return df.reset_index(drop=True)
