@@ -17,6 +17,7 @@ from importlib.resources import files
 
 import pandas as pd
 
+from . import metrics as vocabulary
 from . import schema
 
 if sys.version_info >= (3, 11):
@@ -24,7 +25,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["names", "load", "source"]
+__all__ = ["names", "load", "source", "metrics"]
 
 
 def _root():
@@ -57,3 +58,26 @@ def load(dataset_id: str) -> pd.DataFrame:
     if raw.empty:
         raise ValueError(f"{dataset_id}/measurements.csv has no rows")
     return schema.coerce(raw, source=f"{dataset_id}/measurements.csv")
+
+
+def metrics(pattern: str | None = None) -> pd.DataFrame:
+    """Every metric in the bundled data: metric, unit, meaning, the datasets
+    and number of rows that have it. ``pattern`` (a regex) filters on the
+    metric name and its meaning, e.g. ``metrics("tlb")``."""
+    seen: dict[str, dict] = {}
+    for name in names():
+        for metric, n in load(name)["metric"].value_counts().items():
+            entry = seen.setdefault(metric, {"datasets": [], "rows": 0})
+            entry["datasets"].append(name)
+            entry["rows"] += int(n)
+    out = []
+    for metric, entry in sorted(seen.items()):
+        base = metric.removesuffix(vocabulary.CHANGE_SUFFIX)
+        meaning = vocabulary.METRICS.get(metric, vocabulary.METRICS.get(base, ("", "")))[1]
+        if metric != base and metric not in vocabulary.METRICS:
+            meaning = f"relative change of {base}" + (f" ({meaning})" if meaning else "")
+        out.append((metric, vocabulary.unit_of(metric), meaning, ", ".join(entry["datasets"]), entry["rows"]))
+    df = pd.DataFrame(out, columns=["metric", "unit", "meaning", "datasets", "rows"])
+    if pattern is not None:
+        df = df[df["metric"].str.contains(pattern) | df["meaning"].str.contains(pattern, case=False)]
+    return df.reset_index(drop=True)

@@ -48,6 +48,9 @@ EXTRA_COLUMNS: dict[str, str] = {
     "row": "string",  # markdown table row label
     "variant_detail": "string",  # markdown table's further header rows
     "note": "string",
+    "bound": "string",  # 'at_most': a claim such as 'reduced over 90%' bounds the value
+    "fast_mem_mb": "Int64",  # tiered memory: the CPU-attached (fast) node(s)
+    "slow_mem_mb": "Int64",  # tiered memory: the CPU-less (slow) node(s)
 }
 
 #: The configuration columns (what a model takes as input).

@@ -152,6 +152,9 @@ def frame(fmt: str, rows: list[dict], context: dict) -> pd.DataFrame:
         raise TypeError(f"{fmt}: unknown column(s) {unknown}; allowed: {list(schema.COLUMNS)}")
     if not rows:
         raise ParseError(fmt, None, "nothing parsed")
+    for r in rows:
+        if np.isinf(r["value"]):
+            raise ParseError(fmt, r.get("line"), f"number {r['printed']!r} is out of range")
     df = pd.DataFrame(rows)
     for col in schema.COLUMNS:
         if col in context:
@@ -162,4 +165,7 @@ def frame(fmt: str, rows: list[dict], context: dict) -> pd.DataFrame:
             df[col] = pd.NA
     extra = [c for c in df.columns if c not in schema.COLUMNS]
     df = df[list(schema.COLUMNS) + extra]
-    return schema.coerce(df.astype(object).where(df.notna(), None), source=fmt)
+    try:
+        return schema.coerce(df.astype(object).where(df.notna(), None), source=fmt)
+    except ValueError as exc:  # e.g. a CPU number too large for Int64
+        raise ParseError(fmt, None, str(exc)) from None
