@@ -156,7 +156,7 @@ def _usemem(m):
 
 
 _USEMEM_SPECS = [
-    Keyed(re.compile(r"\d bytes /"), re.compile(r"(\d+) bytes / (\d+) usecs = (\d+) KB/s"), _usemem),
+    Keyed(re.compile(r"(?<!\d)\d+ bytes /"), re.compile(r"(\d+) bytes / (\d+) usecs = (\d+) KB/s"), _usemem),
 ]
 
 

@@ -22,6 +22,8 @@ def _skip_comment(toks: list[Tok], i: int, folded: bool) -> int:
     while i < len(toks):
         if not folded and toks[i].line != line:
             break
+        if toks[i].text == "(" and i + 1 < len(toks) and toks[i + 1].text == "+-":
+            break  # perf stat -r prints the run-to-run variation after the note
         if folded and _INTEGER.match(toks[i].text) and i + 1 < len(toks) and _EVENT.match(toks[i + 1].text):
             break
         i += 1
@@ -60,6 +62,11 @@ def perf_stat(text, **context):
         ahead = [x.text for x in toks[i + 1 : i + 4]] + ["", "", ""]
         if is_number(t) and ahead[0] == "seconds" and ahead[1] == "time" and ahead[2] == "elapsed":
             i = add(i, i + 4, metric="real_time_s", unit="s", value=number(t), printed=t, source_name="seconds time elapsed")
+        elif is_number(t) and ahead[0] == "+-" and is_number(ahead[1]) and ahead[2] == "seconds":
+            # perf stat -r: '4.5612 +- 0.0123 seconds time elapsed'
+            rows.append(dict(metric="real_time_s", unit="s", value=number(t), stddev=number(ahead[1]),
+                             printed=f"{t} +- {ahead[1]}", source_name="seconds time elapsed", line=toks[i].line))
+            i = end = i + 6 if [x.text for x in toks[i + 4 : i + 6]] == ["time", "elapsed"] else i + 3
         elif is_number(t) and ahead[0] == "seconds" and ahead[1] in ("user", "sys"):
             i = add(i, i + 3, metric=_SECONDS[ahead[1]], unit="s", value=number(t), printed=t,
                     source_name=f"seconds {ahead[1]}")

@@ -43,7 +43,7 @@ def interrupts_tlb(text, **context):
     return frame(fmt, rows, context)
 
 
-_SEPARATOR = re.compile(r"^\s*:?-{3,}:?\s*$")
+_SEPARATOR = re.compile(r"^\s*:?-+:?\s*$")
 _CELL_NUMBER = re.compile(r"^([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*(%|[A-Za-z/]+)?$")
 
 

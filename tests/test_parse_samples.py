@@ -1,0 +1,275 @@
+"""Each parser on further realistic samples (other CPU counts, other counter
+names, other layouts), written for these tests in the tools' own formats.
+Expected values are typed from the sample text, not computed by the parser."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mmcost import parse
+
+
+def values(df, metric):
+    return df.loc[df["metric"] == metric, "value"].tolist()
+
+
+# --- perf stat ---------------------------------------------------------------
+
+PERF_STAT_64CPU = """
+ Performance counter stats for 'system wide':
+
+        128,006.31 msec cpu-clock                        #   64.002 CPUs utilized
+            15,432      context-switches                 #  120.558 /sec
+     4,127,553,903      dTLB-loads                       #   32.245 M/sec
+        12,345,678      dTLB-load-misses                 #    0.30% of all dTLB cache accesses
+           987,654      tlb:tlb_flush
+       <not supported>      itlb.itlb_flush
+
+       2.000087612 seconds time elapsed
+"""
+
+PERF_STAT_REPEATED_QUOTED = """> Performance counter stats for './usemem -n 8 1G' (5 runs):
+>
+>      3,456,789,012      cycles                   ( +-  0.45% )  (62.50%)
+>        123,456,789      instructions             #    0.04  insn per cycle  ( +-  1.20% )
+>             54,321      page-faults              ( +-  0.01% )
+>
+>        4.5612 +- 0.0123 seconds time elapsed  ( +-  0.27% )
+"""
+
+
+def test_perf_stat_system_wide_64_cpus():
+    df = parse.perf_stat(PERF_STAT_64CPU)
+    assert values(df, "cpu_clock_ms") == [128006.31]
+    assert values(df, "context_switches_count") == [15432]
+    assert values(df, "dtlb_loads_count") == [4127553903]
+    assert values(df, "dtlb_load_miss_count") == [12345678]
+    assert values(df, "tlb_tlb_flush_count") == [987654]
+    assert values(df, "real_time_s") == [2.000087612]
+    nf = df[df["source_name"] == "itlb.itlb_flush"].iloc[0]
+    assert math.isnan(nf["value"]) and "not supported" in nf["note"]
+    assert df.loc[df["metric"] == "tlb_tlb_flush_count", "source_name"].item() == "tlb:tlb_flush"
+
+
+def test_perf_stat_repeated_runs_mail_quoted():
+    df = parse.perf_stat(PERF_STAT_REPEATED_QUOTED)
+    assert values(df, "cycles_count") == [3456789012]
+    assert values(df, "instructions_count") == [123456789]
+    assert values(df, "page_faults_count") == [54321]
+    elapsed = df[df["metric"] == "real_time_s"].iloc[0]
+    assert elapsed["value"] == 4.5612 and elapsed["stddev"] == 0.0123 and elapsed["stddev_pct"] == 0.27
+    sd = df.set_index("metric")["stddev_pct"]
+    assert sd["cycles_count"] == 0.45 and sd["instructions_count"] == 1.20 and sd["page_faults_count"] == 0.01
+
+
+# --- /proc/interrupts -----------------------------------------------------------
+
+INTERRUPTS_4CPU = """\
+           CPU0       CPU1       CPU2       CPU3
+  0:         44          0          0          0   IO-APIC   2-edge      timer
+LOC:    2356781    2298765    2401234    2387654   Local timer interrupts
+CAL:      12345      13456      11234      12987   Function call interrupts
+TLB:      98765      87654      91234      90123   TLB shootdowns
+TRM:          0          0          0          0   Thermal event interrupts
+"""
+
+INTERRUPTS_8CPU_FOLDED = "> > TLB: 11 22 33 44 > > 55 66 77 88 > > TLB shootdowns > > more prose"
+
+
+def test_interrupts_four_cpus_with_header():
+    df = parse.interrupts_tlb(INTERRUPTS_4CPU)
+    assert df["cpu"].tolist() == [0, 1, 2, 3]
+    assert df["value"].tolist() == [98765, 87654, 91234, 90123]
+    assert (df["line"] == 5).all()
+
+
+def test_interrupts_eight_cpus_folded_quoted():
+    df = parse.interrupts_tlb(INTERRUPTS_8CPU_FOLDED, variant="after", virtualized=True)
+    assert df["value"].tolist() == [11, 22, 33, 44, 55, 66, 77, 88]
+    assert df["cpu"].tolist() == list(range(8))
+    assert (df["variant"] == "after").all() and df["virtualized"].all()
+
+
+def test_interrupts_header_names_cpus():
+    text = "    CPU0  CPU2  CPU4\nTLB:  5  6  7  TLB shootdowns\n"
+    assert parse.interrupts_tlb(text)["cpu"].tolist() == [0, 2, 4]
+
+
+# --- time ----------------------------------------------------------------------
+
+def test_time_bash():
+    df = parse.time_output("\nreal\t1m23.456s\nuser\t10m1.500s\nsys\t0m42.010s\n")
+    assert values(df, "real_time_s") == [83.456]
+    assert values(df, "user_time_s") == [601.5]
+    assert values(df, "sys_time_s") == [42.01]
+
+
+def test_time_gnu_and_zsh_quoted():
+    gnu = "3601.20user 120.33system 1:02:03.50elapsed 99%CPU (0avgtext+0avgdata 5120maxresident)k\n"
+    df = parse.time_output(gnu)
+    assert values(df, "real_time_s") == [3723.5]
+    assert values(df, "cpu_pct") == [99]
+    zsh = ">> make -j8  1.50s user 0.25s system 175% cpu 1.000 total"
+    df = parse.time_output(zsh)
+    assert values(df, "user_time_s") == [1.5] and values(df, "real_time_s") == [1.0]
+
+
+# --- sysbench --------------------------------------------------------------------
+
+SYSBENCH_FULL = """
+SQL statistics:
+    queries performed:
+        read:                            1401960
+        write:                           400560
+        other:                           200280
+        total:                           2002800
+    transactions:                        100140 (1668.61 per sec.)
+    queries:                             2002800 (33372.24 per sec.)
+    ignored errors:                      0      (0.00 per sec.)
+    reconnects:                          0      (0.00 per sec.)
+
+General statistics:
+    total time:                          60.0125s
+    total number of events:              100140
+
+Latency (ms):
+         min:                                    2.11
+         avg:                                   19.17
+         max:                                  210.42
+         95th percentile:                       36.89
+         sum:                              1919823.47
+"""
+
+
+def test_sysbench_full_report():
+    df = parse.sysbench(SYSBENCH_FULL, threads=32)
+    assert values(df, "transactions_count") == [100140] and values(df, "transactions_per_s") == [1668.61]
+    assert values(df, "queries_per_s") == [33372.24]
+    assert values(df, "ignored_errors_count") == [0] and values(df, "reconnects_per_s") == [0.0]
+    assert values(df, "real_time_s") == [60.0125] and values(df, "events_count") == [100140]
+    assert values(df, "latency_p95_ms") == [36.89] and values(df, "latency_sum_ms") == [1919823.47]
+    assert values(df, "latency_min_ms") == [2.11] and values(df, "latency_max_ms") == [210.42]
+    assert (df["threads"] == 32).all()
+
+
+def test_sysbench_quoted_folded():
+    df = parse.sysbench("> transactions: 5 (0.50 per sec.) > queries: 80 (8.00 per sec.)")
+    assert values(df, "transactions_count") == [5] and values(df, "queries_per_s") == [8.0]
+
+
+# --- XSBench ------------------------------------------------------------------------
+
+XSBENCH_FULL = """
+================================================================================
+                                     RESULTS
+================================================================================
+NOTE: Timings are for the simulation only.
+Threads:     64
+Runtime:     12.345 seconds
+Lookups:     17,000,000
+Lookups/s:   1,377,075
+Verification checksum: 299541 (Valid)
+================================================================================
+"""
+
+
+def test_xsbench_full_results():
+    df = parse.xsbench(XSBENCH_FULL)
+    assert values(df, "threads_count") == [64] and values(df, "runtime_s") == [12.345]
+    assert values(df, "lookups_count") == [17000000] and values(df, "lookups_per_s") == [1377075]
+
+
+def test_xsbench_quoted_two_runs():
+    text = "> Threads: 8\n> Runtime: 1.000 seconds\n> Lookups/s: 100\n>\n> Threads: 8\n> Runtime: 2.000 seconds\n> Lookups/s: 50\n"
+    df = parse.xsbench(text)
+    assert df.groupby("block").size().tolist() == [3, 3]
+    assert values(df, "runtime_s") == [1.0, 2.0]
+
+
+# --- usemem ------------------------------------------------------------------------
+
+def test_usemem_processes():
+    text = "1073741824 bytes / 1234567 usecs = 849347 KB/s\n1073741824 bytes / 987654 usecs = 1061683 KB/s\n"
+    df = parse.usemem(text, processes=2, folio_kb=64)
+    assert values(df, "usemem_throughput_kib_s") == [849347, 1061683]
+    assert values(df, "usemem_time_us") == [1234567, 987654]
+    assert df["block"].tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def test_usemem_read_again_intro_quoted():
+    df = parse.usemem("> read again 536870912 bytes / 2000001 usecs = 262143 KB/s")
+    assert values(df, "usemem_bytes") == [536870912] and values(df, "usemem_throughput_kib_s") == [262143]
+
+
+# --- LKP ------------------------------------------------------------------------------
+
+LKP_COMMITS = """
+      v6.10-rc1 a1b2c3d4e5f6
+---------------- ---------------------------
+         %stddev     %change         %stddev
+             \\          |                \\
+    123456           +10.0%     135802        will-it-scale.per_process_ops
+      5.25 ±  3%      -4.8%       5.00 ±  2%  perf-stat.ps.dTLB-load-miss-rate%
+"""
+
+
+def test_lkp_commit_ids_and_missing_stddev():
+    df = parse.lkp_compare(LKP_COMMITS)
+    assert set(df["variant"]) == {"v6.10-rc1", "a1b2c3d4e5f6"}
+    base = df[(df["variant"] == "v6.10-rc1") & (df["metric"] == "will_it_scale_per_process_ops")].iloc[0]
+    assert base["value"] == 123456 and np.isnan(base["stddev_pct"])
+    ch = df[df["metric"] == "perf_stat_ps_dtlb_load_miss_rate_change_pct"].iloc[0]
+    assert ch["value"] == -4.8 and ch["baseline"] == "v6.10-rc1"
+    assert df[df["metric"] == "perf_stat_ps_dtlb_load_miss_rate"]["stddev_pct"].tolist() == [3.0, 2.0]
+
+
+def test_lkp_quoted_folded_without_header():
+    text = "> >   100 ±  1%     +50.0%    150 ±  2%  foo.bar > >   7 +-5% -1.0% 6 +-4% baz.qux"
+    df = parse.lkp_compare(text)
+    assert set(df["variant"]) == {"base", "patched"}
+    assert values(df, "foo_bar") == [100, 150] and values(df, "baz_qux_change_pct") == [-1.0]
+    assert df[df["metric"] == "baz_qux"]["stddev_pct"].tolist() == [5.0, 4.0]
+
+
+# --- perf lock contention -----------------------------------------------------------
+
+PERF_LOCK_MIXED = """
+ contended   total wait     max wait     avg wait         type   name
+
+      1234     12.34 ms     45.67 us     10.00 us     spinlock   swap_info_struct
+        56    789.00 ns     30.00 ns     14.09 ns      rwsem:R   mmap_lock
+         3      1.50 s     900.00 ms    500.00 ms        mutex   cgroup_mutex
+"""
+
+
+def test_perf_lock_units_and_types():
+    df = parse.perf_lock_contention(PERF_LOCK_MIXED)
+    assert df["lock_type"].unique().tolist() == ["spinlock", "rwsem:R", "mutex"]
+    assert values(df, "lock_contended_count") == [1234, 56, 3]
+    assert values(df, "lock_wait_total_ms") == [12.34] and values(df, "lock_wait_total_ns") == [789.0]
+    assert values(df, "lock_wait_total_s") == [1.5] and values(df, "lock_wait_max_ms") == [900.0]
+    assert df.loc[df["metric"] == "lock_wait_avg_ns", "call_site"].item() == "mmap_lock"
+
+
+def test_perf_lock_quoted_folded():
+    text = "> > contended total wait max wait avg wait type caller > > 7 1.40 us 0.50 us 0.20 us spinlock foo+0x10"
+    df = parse.perf_lock_contention(text)
+    assert values(df, "lock_wait_avg_us") == [0.2] and df["call_site"].unique().tolist() == ["foo+0x10"]
+
+
+# --- markdown ---------------------------------------------------------------------------
+
+def test_markdown_units_and_single_header():
+    text = "| device | before | after |\n|---|---:|---:|\n| zram | 1.2 GB/s | 1.5 GB/s |\n| nvme | 900 MB/s | 950 MB/s |\n"
+    df = parse.markdown_table(text, metric="swapout_bw")
+    assert df["value"].tolist() == [1.2, 1.5, 900, 950]
+    assert df["unit"].tolist() == ["GB/s", "GB/s", "MB/s", "MB/s"]
+    assert df["row"].tolist() == ["zram", "zram", "nvme", "nvme"] and df["variant_detail"].isna().all()
+
+
+def test_markdown_quoted_two_header_rows():
+    text = "> | size | A | B |\n> | | v1 | v2 |\n> |:--|--:|--:|\n> | 16K | 1.0% | -2.5% |\n"
+    df = parse.markdown_table(text)
+    assert df["variant"].tolist() == ["A", "B"] and df["variant_detail"].tolist() == ["v1", "v2"]
+    assert df["value"].tolist() == [1.0, -2.5] and (df["line"] == 4).all()
