@@ -16,7 +16,7 @@ def test_import_and_data_from_another_directory(tmp_path):
     r = run([sys.executable, "-c", code], tmp_path)
     assert r.returncode == 0, r.stderr
     where, names = r.stdout.split()
-    assert "small_thp_swapout" in names.split(",")
+    assert set(names.split(",")) >= {"small_thp_swapout", "migrc_tlb", "swap_alloc_locks", "swapcache_wb_tags"}
     assert not Path(where).is_relative_to(tmp_path)
 
 
@@ -24,7 +24,9 @@ def test_data_files_ship_inside_a_regular_install():
     pkg = Path(mmcost.__file__).parent
     if "site-packages" not in pkg.parts:  # editable/dev install: data stays in the checkout
         return
-    assert (pkg / "data" / "small_thp_swapout" / "measurements.csv").is_file()
+    for name in mmcost.datasets.names():
+        assert (pkg / "data" / name / "measurements.csv").is_file()
+        assert (pkg / "data" / name / "source.toml").is_file()
 
 
 def test_console_script_help_and_reproduce(tmp_path):

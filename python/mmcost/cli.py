@@ -28,6 +28,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         "",
         "- analytic queueing solvers (mmcost.queueing): mva, birth_death, finite_source,",
         "  machine_repairman, usl, usl_fit",
+        "- parsers (mmcost.parse): lkp_compare, perf_lock_contention, perf_stat, interrupts_tlb,",
+        "  time_output, sysbench, xsbench, usemem, markdown_table",
         "- lock, TLB and swap models: not yet registered; nothing is fitted.",
         "",
     ]
