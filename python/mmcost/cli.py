@@ -6,37 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__, datasets
+from . import __version__
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    """Fit every registered model to every bundled source and write the report.
+    from . import reproduce  # matplotlib is only imported for this command
 
-    No domain model (locks, TLB, swap) is registered yet, so this lists the
-    bundled sources and the available solvers, and writes that as report.md.
-    """
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    lines = ["# mmcost reproduce", "", f"mmcost {__version__}", "", "## Bundled sources", ""]
-    for name in datasets.names():
-        src = datasets.source(name)
-        df = datasets.load(name)
-        lines.append(f"- `{name}`: {src['title']} ({src['author']}, {src['date']}), {len(df)} measurements")
-    lines += [
-        "",
-        "## Models",
-        "",
-        "- analytic queueing solvers (mmcost.queueing): mva, birth_death, finite_source,",
-        "  machine_repairman, usl, usl_fit",
-        "- parsers (mmcost.parse): lkp_compare, perf_lock_contention, perf_stat, interrupts_tlb,",
-        "  time_output, sysbench, xsbench, usemem, markdown_table",
-        "- lock, TLB and swap models: not yet registered; nothing is fitted.",
-        "",
-    ]
-    text = "\n".join(lines)
-    (out / "report.md").write_text(text, encoding="utf-8")
-    print(text)
-    print(f"wrote {out / 'report.md'}")
+    print(reproduce.run(out))
+    print(f"wrote {out / 'report.md'} and its figures")
     return 0
 
 

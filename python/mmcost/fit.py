@@ -1,0 +1,333 @@
+"""Weighted least-squares fitting shared by every model, and its result.
+
+``fit(model, df)`` minimises sum_i ((pred_i - meas_i) / sigma_i)^2 plus a
+penalty ((theta_j - prior_j) / width_j)^2 per prior, with
+``scipy.optimize.least_squares`` inside the parameters' physical bounds.
+sigma_i is the published stddev, or ``stddev_pct`` of the value, or the
+model's stated ``default_rel_error`` where nothing is published (the
+residuals' ``sigma_source`` column says which).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from .model import Model
+
+
+class NotIdentifiableWarning(UserWarning):
+    """The data cannot pin down some parameter (combination)."""
+
+
+#: |correlation| above which a parameter pair is reported as not identifiable
+CORRELATION_LIMIT = 0.95
+#: condition number of the weighted Jacobian above which the fit warns
+CONDITION_LIMIT = 1e8
+
+
+def _sigmas(df: pd.DataFrame, default_rel: float) -> tuple[np.ndarray, np.ndarray]:
+    value = df["value"].to_numpy(float)
+    sd = df["stddev"].to_numpy(float) if "stddev" in df else np.full(len(df), np.nan)
+    pct = df["stddev_pct"].to_numpy(float) if "stddev_pct" in df else np.full(len(df), np.nan)
+    sigma = np.where(np.isfinite(sd) & (sd > 0), sd, np.nan)
+    source = np.where(np.isfinite(sigma), "stddev", "").astype(object)
+    from_pct = ~np.isfinite(sigma) & np.isfinite(pct) & (pct > 0) & (value != 0)
+    sigma[from_pct] = np.abs(value[from_pct]) * pct[from_pct] / 100
+    source[from_pct] = "stddev_pct"
+    rest = ~np.isfinite(sigma)
+    # a published 0 (e.g. a share that fell to 0.00) still needs a scale: use the
+    # default relative error of the other rows' magnitude for the same metric
+    scale = np.abs(value)
+    if "metric" in df:
+        typical = df.assign(_a=np.abs(value)).groupby("metric")["_a"].transform(lambda s: s[s > 0].median() if (s > 0).any() else 1.0)
+        scale = np.where(scale > 0, scale, typical.to_numpy(float))
+    sigma[rest] = default_rel * scale[rest]
+    source[rest] = f"default {default_rel:.0%}"
+    return sigma, source
+
+
+def _check_data(model: Model, df) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"fit data must be a pandas DataFrame, got {type(df).__name__}")
+    if df.empty:
+        raise ValueError("fit data is empty")
+    for col in ("metric", "value"):
+        if col not in df.columns:
+            raise ValueError(f"fit data has no {col!r} column")
+    value = pd.to_numeric(df["value"], errors="coerce").to_numpy(float)
+    if not np.isfinite(value).all():
+        i = int(np.flatnonzero(~np.isfinite(value))[0])
+        raise ValueError(f"fit data: 'value' is missing or not finite in row {i} ({df['metric'].iloc[i]})")
+    unknown = sorted({m for m in df["metric"] if not model.supports(m)})
+    if unknown:
+        raise ValueError(f"{model.name} does not predict metric(s) {unknown}; it predicts {list(model.METRICS)}")
+    return df.reset_index(drop=True)
+
+
+def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, default_rel_error: float | None = None,
+        x0: dict[str, float] | None = None) -> "FitResult":
+    """Fit ``model``'s free parameters to the rows of ``df``.
+
+    absolute_sigma: True treats sigma as known (covariance = (J^T J)^-1); False
+    rescales the covariance by chi2/dof. Default: True when every row has a
+    published uncertainty, else False.
+    """
+    df = _check_data(model, df)
+    free = [p for p in model.parameters if p.free]
+    if not free:
+        raise ValueError(f"{model.name}: no free parameter to fit")
+    rel = model.default_rel_error if default_rel_error is None else default_rel_error
+    if not (0 < rel < 10):
+        raise ValueError(f"default_rel_error must be in (0, 10), got {rel}")
+    sigma, source = _sigmas(df, rel)
+    measured = df["value"].to_numpy(float)
+    names = [p.name for p in free]
+    start = {**model.values(), **(x0 or {})}
+    theta0 = np.array([start[n] for n in names], dtype=float)
+    lower = np.array([p.lower for p in free])
+    upper = np.array([p.upper for p in free])
+    priors = [(k, p.prior) for k, p in enumerate(free) if p.prior is not None]
+
+    def residuals(theta):
+        pred = model.evaluate(df, dict(zip(names, theta)))
+        r = (pred - measured) / sigma
+        if priors:
+            r = np.concatenate([r, [(theta[k] - pr.value) / pr.width for k, pr in priors]])
+        return r
+
+    res = least_squares(residuals, theta0, bounds=(lower, upper), x_scale="jac", method="trf")
+    if not res.success:
+        raise RuntimeError(f"{model.name}: the fit did not converge: {res.message}")
+    best = dict(zip(names, map(float, res.x)))
+    pred = model.evaluate(df, best)
+    chi2 = float(np.sum(((pred - measured) / sigma) ** 2))
+    dof = len(df) + len(priors) - len(names)
+    if absolute_sigma is None:  # known sigma only when every row published one
+        absolute_sigma = not any(str(s).startswith("default") for s in source)
+    cov, warns = _covariance(res.jac, names, chi2, dof, absolute_sigma)
+    fitted = model.with_parameters(**best)
+    return FitResult(model=fitted, data=df, sigma=sigma, sigma_source=source, chi2=chi2, dof=dof,
+                     covariance=pd.DataFrame(cov, index=names, columns=names), absolute_sigma=absolute_sigma,
+                     warnings=tuple(warns), nfev=int(res.nfev))
+
+
+def _covariance(jac, names, chi2, dof, absolute_sigma):
+    warns = []
+    j = np.asarray(jac, dtype=float)
+    s = np.linalg.svd(j, compute_uv=False)
+    cond = s[0] / s[-1] if s[-1] > 0 else math.inf
+    if not np.isfinite(cond) or cond > CONDITION_LIMIT:
+        warns.append(f"near-singular Jacobian (condition number {cond:.3g}): some parameter combination is not identifiable")
+    jtj = j.T @ j
+    try:
+        cov = np.linalg.pinv(jtj, rcond=1e-12, hermitian=True)
+    except np.linalg.LinAlgError:
+        cov = np.full((len(names), len(names)), np.nan)
+    if not absolute_sigma:
+        cov = cov * (chi2 / dof if dof > 0 else np.nan)
+    err = np.sqrt(np.clip(np.diag(cov), 0, None))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = cov / np.outer(err, err)
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            if np.isfinite(corr[a, b]) and abs(corr[a, b]) > CORRELATION_LIMIT:
+                warns.append(f"{names[a]} and {names[b]} are correlated ({corr[a, b]:+.3f}): not separately identifiable")
+    if dof <= 0:
+        warns.append(f"{dof} degrees of freedom: the fit only reproduces its inputs")
+    for w in warns:
+        warnings.warn(w, NotIdentifiableWarning, stacklevel=4)
+    return cov, warns
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """The outcome of :func:`fit`.
+
+    Attributes: ``model`` (a copy carrying the best-fit values), ``params``,
+    ``stderr``, ``covariance`` and ``correlation`` (DataFrames over the free
+    parameters), ``chi2``, ``dof``, ``chi2_dof``, ``residuals`` (the data's
+    columns plus measured, predicted, residual = measured - predicted, sigma,
+    sigma_source, pull = residual / sigma), ``warnings`` (identifiability).
+    Methods: :meth:`predict`, :meth:`loo`, :meth:`bootstrap`.
+    """
+
+    model: Model
+    data: pd.DataFrame = field(repr=False)
+    sigma: np.ndarray = field(repr=False)
+    sigma_source: np.ndarray = field(repr=False)
+    chi2: float
+    dof: int
+    covariance: pd.DataFrame = field(repr=False)
+    absolute_sigma: bool
+    warnings: tuple[str, ...] = ()
+    nfev: int = 0
+    bootstrap_samples: pd.DataFrame | None = field(default=None, repr=False)
+
+    # --- numbers -------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return list(self.covariance.index)
+
+    @property
+    def params(self) -> dict[str, float]:
+        v = self.model.values()
+        return {n: v[n] for n in self.names}
+
+    @property
+    def stderr(self) -> dict[str, float]:
+        return {n: float(np.sqrt(max(self.covariance.loc[n, n], 0.0))) for n in self.names}
+
+    @property
+    def correlation(self) -> pd.DataFrame:
+        err = np.sqrt(np.clip(np.diag(self.covariance.to_numpy()), 0, None))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = self.covariance.to_numpy() / np.outer(err, err)
+        return pd.DataFrame(c, index=self.names, columns=self.names)
+
+    @property
+    def chi2_dof(self) -> float:
+        return self.chi2 / self.dof if self.dof > 0 else math.nan
+
+    @property
+    def residuals(self) -> pd.DataFrame:
+        pred = self.model.evaluate(self.data)
+        out = self.data.copy()
+        out["measured"] = self.data["value"].to_numpy(float)
+        out["predicted"] = pred
+        out["residual"] = out["measured"] - pred
+        out["sigma"] = self.sigma
+        out["sigma_source"] = self.sigma_source
+        out["pull"] = out["residual"] / self.sigma
+        return out
+
+    # --- prediction ---------------------------------------------------------------------
+    def sample_params(self, n: int, seed=0, method: str = "covariance") -> pd.DataFrame:
+        """``n`` parameter sets drawn from the covariance (clipped to the bounds)
+        or resampled from a :meth:`bootstrap` run."""
+        rng = np.random.default_rng(seed)
+        if method == "bootstrap":
+            if self.bootstrap_samples is None:
+                raise ValueError("method='bootstrap' needs fit.bootstrap() first")
+            idx = rng.integers(0, len(self.bootstrap_samples), n)
+            return self.bootstrap_samples.iloc[idx].reset_index(drop=True)
+        if method != "covariance":
+            raise ValueError(f"method must be 'covariance' or 'bootstrap', got {method!r}")
+        mean = np.array([self.params[k] for k in self.names])
+        cov = np.nan_to_num(self.covariance.to_numpy())
+        draws = rng.multivariate_normal(mean, cov, size=n, method="eigh")
+        p = self.model.params
+        lo = np.array([p[k].lower for k in self.names])
+        hi = np.array([p[k].upper for k in self.names])
+        return pd.DataFrame(np.clip(draws, lo, hi), columns=self.names)
+
+    def predict(self, configs: pd.DataFrame, interval: float = 0.9, *, n_samples: int = 500, seed=0,
+                method: str = "covariance") -> pd.DataFrame:
+        """Predictions with an uncertainty band: the configuration columns plus
+        ``best`` (at the best fit), ``mean``, ``lo`` and ``hi`` (the central
+        ``interval`` of the predictions over parameter draws; a simulated
+        model's Monte Carlo error is added to every draw)."""
+        if not (0 < interval < 1):
+            raise ValueError(f"interval must be in (0, 1), got {interval}")
+        if not isinstance(n_samples, int) or n_samples < 2:
+            raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+        rows = configs.reset_index(drop=True)
+        best = self.model.evaluate(rows)
+        draws = self.sample_params(n_samples, seed, method)
+        rng = np.random.default_rng([1, *np.atleast_1d(seed)])
+        preds = np.empty((n_samples, len(rows)))
+        for i, theta in enumerate(draws.to_dict("records")):
+            preds[i] = self.model.evaluate(rows, theta)
+            mc = self.model.mc_stderr(rows, {**self.model.values(), **theta})
+            if mc is not None:
+                preds[i] += rng.normal(0.0, mc)
+        q = (1 - interval) / 2
+        out = configs.reset_index(drop=True).copy()
+        out["best"] = best
+        out["mean"] = preds.mean(axis=0)
+        out["lo"] = np.quantile(preds, q, axis=0)
+        out["hi"] = np.quantile(preds, 1 - q, axis=0)
+        return out
+
+    # --- validation -----------------------------------------------------------------
+    def loo(self) -> pd.DataFrame:
+        """Leave-one-out: refit without each row and predict it. Same columns as
+        :attr:`residuals`; ``attrs['summary']`` holds rms_pull, rmse and
+        median_abs_rel_error."""
+        out = self.residuals
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotIdentifiableWarning)
+            for i in range(len(self.data)):
+                rest = self.data.drop(index=i)
+                refit = fit(self.model, rest, absolute_sigma=self.absolute_sigma, default_rel_error=self.model.default_rel_error)
+                out.loc[i, "predicted"] = float(refit.model.evaluate(self.data.iloc[[i]])[0])
+        out["residual"] = out["measured"] - out["predicted"]
+        out["pull"] = out["residual"] / out["sigma"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.abs(out["residual"] / out["measured"])
+        out.attrs["summary"] = {
+            "rms_pull": float(np.sqrt(np.mean(out["pull"] ** 2))),
+            "rmse": float(np.sqrt(np.mean(out["residual"] ** 2))),
+            "median_abs_rel_error": float(np.nanmedian(rel[np.isfinite(rel)])) if np.isfinite(rel).any() else math.nan,
+        }
+        return out
+
+    def bootstrap(self, n: int = 200, seed=0) -> "FitResult":
+        """Parametric bootstrap: refit ``n`` synthetic data sets drawn around
+        the best-fit predictions with the data's sigma. Returns a copy of this
+        result whose ``bootstrap_samples`` holds the refitted parameters (use
+        ``predict(..., method='bootstrap')``)."""
+        if not isinstance(n, int) or n < 2:
+            raise ValueError(f"n must be an integer >= 2, got {n!r}")
+        rng = np.random.default_rng(seed)
+        pred = self.model.evaluate(self.data)
+        # the noise the fit believes in: sigma, or sigma scaled to chi2/dof
+        noise = self.sigma * (1.0 if self.absolute_sigma else math.sqrt(max(self.chi2_dof, 0.0)))
+        samples = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotIdentifiableWarning)
+            for _ in range(n):
+                fake = self.data.copy()
+                fake["value"] = pred + rng.normal(0.0, noise)
+                fake["stddev"] = self.sigma  # keep the original weights
+                refit = fit(self.model, fake, absolute_sigma=self.absolute_sigma)
+                samples.append(refit.params)
+        return replace(self, bootstrap_samples=pd.DataFrame(samples, columns=self.names))
+
+    # --- display ----------------------------------------------------------------------
+    def table(self) -> pd.DataFrame:
+        p = self.model.params
+        rows = []
+        for n in self.model.params:
+            q = p[n]
+            rows.append(dict(parameter=n, value=q.value, stderr=self.stderr.get(n, math.nan) if q.free else math.nan,
+                             unit=q.unit, free=q.free, bounds=f"[{q.lower:g}, {q.upper:g}]",
+                             prior="" if q.prior is None else f"{q.prior.value:g} ± {q.prior.width:g} ({q.prior.source})"))
+        return pd.DataFrame(rows)
+
+    def __str__(self) -> str:
+        lines = [f"{self.model.name} fit: chi2/dof = {self.chi2:.4g}/{self.dof} = {self.chi2_dof:.3g}, "
+                 f"{len(self.data)} points, sigma {'absolute' if self.absolute_sigma else 'scaled by chi2/dof'}"]
+        for r in self.table().itertuples():
+            err = f" ± {r.stderr:.3g}" if r.free else " (fixed)"
+            lines.append(f"  {r.parameter:<24} {r.value:>12.6g}{err} {r.unit}" + (f"   prior {r.prior}" if r.prior else ""))
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<FitResult {self.model.name}: chi2/dof={self.chi2_dof:.3g}, params={ {k: round(v, 6) for k, v in self.params.items()} }>"
+
+    def _repr_html_(self) -> str:
+        t = self.table()
+        rows = "".join(
+            f"<tr><td>{r.parameter}</td><td>{r.value:.6g}</td><td>{'' if not r.free else f'{r.stderr:.3g}'}</td>"
+            f"<td>{r.unit}</td><td>{r.bounds}</td><td>{r.prior}</td></tr>" for r in t.itertuples())
+        warn = "".join(f"<li>{w}</li>" for w in self.warnings)
+        return (f"<p><b>{self.model.name}</b>: &chi;&sup2;/dof = {self.chi2:.4g}/{self.dof} = {self.chi2_dof:.3g}, "
+                f"{len(self.data)} points</p><table><tr><th>parameter</th><th>value</th><th>stderr</th><th>unit</th>"
+                f"<th>bounds</th><th>prior</th></tr>{rows}</table>" + (f"<ul>{warn}</ul>" if warn else ""))

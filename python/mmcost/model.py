@@ -1,0 +1,177 @@
+"""The interface every mmcost model implements (locks, TLB, swap, USL).
+
+A model has named parameters with units, physical bounds and optional priors,
+some free and some fixed, and maps a DataFrame of configurations (one row per
+measured or wanted number, with a ``metric`` column) to predicted values,
+vectorised over rows. Relative changes (``<metric>_change_pct`` rows with a
+``baseline`` column) are derived here, once, for every model: the model
+predicts the row and its baseline row and the change follows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from . import metrics as vocabulary
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A Gaussian prior: ``value`` ± ``width`` (one standard deviation), from ``source``.
+
+    ``source`` must name where the value comes from (a paper, a datasheet, a
+    measurement): a prior without a source is refused.
+    """
+
+    value: float
+    width: float
+    source: str
+
+    def __post_init__(self):
+        if not (math.isfinite(self.value) and math.isfinite(self.width) and self.width > 0):
+            raise ValueError(f"Prior needs a finite value and a width > 0, got {self.value} ± {self.width}")
+        if not isinstance(self.source, str) or not self.source.strip():
+            raise ValueError("Prior.source must name where the value comes from")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One model parameter. ``name`` ends in its unit (``ipi_ns``, ``hold_us``)."""
+
+    name: str
+    value: float
+    unit: str
+    lower: float = -math.inf
+    upper: float = math.inf
+    free: bool = True
+    prior: Prior | None = None
+    doc: str = ""
+
+    def __post_init__(self):
+        if not (self.lower < self.upper):
+            raise ValueError(f"parameter {self.name}: lower bound {self.lower} must be below upper {self.upper}")
+        if not math.isfinite(self.value) or not (self.lower <= self.value <= self.upper):
+            raise ValueError(f"parameter {self.name}: value {self.value} is outside its bounds [{self.lower}, {self.upper}]")
+
+
+@dataclass(frozen=True)
+class Model:
+    """Base class. Subclasses define ``name``, the default ``parameters`` (as a
+    class attribute ``PARAMETERS``), ``METRICS`` (what they predict) and
+    :meth:`predict_metric`; everything else (changes, fitting, prediction,
+    sweeps) is shared.
+
+    Instances are immutable and picklable; :meth:`with_parameters` returns a
+    changed copy, so a Dask worker or a process pool can receive one.
+    """
+
+    parameters: tuple[Parameter, ...] = field(default=())
+    name: str = "model"
+    #: relative error assumed for a measurement that publishes no stddev
+    default_rel_error: float = 0.05
+
+    PARAMETERS: ClassVar[tuple[Parameter, ...]] = ()
+    METRICS: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self):
+        if not self.parameters:
+            object.__setattr__(self, "parameters", tuple(self.PARAMETERS))
+        names = [p.name for p in self.parameters]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.name}: duplicate parameter names {names}")
+
+    # --- parameters ---------------------------------------------------------------
+    @property
+    def params(self) -> dict[str, Parameter]:
+        return {p.name: p for p in self.parameters}
+
+    @property
+    def free_names(self) -> list[str]:
+        return [p.name for p in self.parameters if p.free]
+
+    def values(self) -> dict[str, float]:
+        return {p.name: p.value for p in self.parameters}
+
+    def with_parameters(self, **changes) -> "Model":
+        """A copy with parameters changed: ``m.with_parameters(hold_us=0.5)``
+        sets a value; a dict sets fields, e.g. ``hold_us=dict(free=False)`` or
+        ``hold_us=dict(prior=Prior(0.4, 0.1, "..."))``."""
+        params = self.params
+        unknown = [k for k in changes if k not in params]
+        if unknown:
+            raise ValueError(f"{self.name}: unknown parameter(s) {unknown}; known: {list(params)}")
+        new = []
+        for p in self.parameters:
+            if p.name in changes:
+                c = changes[p.name]
+                p = replace(p, **c) if isinstance(c, dict) else replace(p, value=float(c))
+            new.append(p)
+        return replace(self, parameters=tuple(new))
+
+    def fixed(self, *names: str) -> "Model":
+        return self.with_parameters(**{n: {"free": False} for n in names})
+
+    def freed(self, *names: str) -> "Model":
+        return self.with_parameters(**{n: {"free": True} for n in names})
+
+    # --- evaluation -------------------------------------------------------------------
+    def predict_metric(self, metric: str, rows: pd.DataFrame, p: dict[str, float]) -> np.ndarray:
+        """Predicted ``metric`` for each configuration row. Subclasses implement."""
+        raise NotImplementedError
+
+    def supports(self, metric: str) -> bool:
+        base = metric.removesuffix(vocabulary.CHANGE_SUFFIX)
+        return base in self.METRICS
+
+    def evaluate(self, configs: pd.DataFrame, params: dict[str, float] | None = None) -> np.ndarray:
+        """Predicted value of each row's ``metric`` at ``params`` (default: the
+        model's current values), as a float array aligned with the rows."""
+        if not isinstance(configs, pd.DataFrame):
+            raise TypeError(f"configs must be a pandas DataFrame, got {type(configs).__name__}")
+        if "metric" not in configs.columns:
+            raise ValueError("configs needs a 'metric' column naming what to predict in each row")
+        p = self.values() if params is None else {**self.values(), **params}
+        rows = configs.reset_index(drop=True)
+        out = np.full(len(rows), np.nan)
+        for metric, idx in rows.groupby("metric", sort=False).groups.items():
+            idx = np.asarray(idx)
+            part = rows.loc[idx]
+            if not self.supports(metric):
+                raise ValueError(f"{self.name} does not predict metric {metric!r}; it predicts {list(self.METRICS)}")
+            if metric.endswith(vocabulary.CHANGE_SUFFIX):
+                out[idx] = self._change_pct(metric.removesuffix(vocabulary.CHANGE_SUFFIX), part, p)
+            else:
+                out[idx] = np.asarray(self.predict_metric(metric, part, p), dtype=float)
+        bad = ~np.isfinite(out)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{self.name} gave a non-finite prediction for row {i} ({rows.loc[i, 'metric']}) at {p}")
+        return out
+
+    def _change_pct(self, metric: str, rows: pd.DataFrame, p) -> np.ndarray:
+        if "baseline" not in rows.columns or rows["baseline"].isna().any():
+            raise ValueError(f"{metric}_change_pct rows need a 'baseline' column naming the reference variant")
+        ref = rows.copy()
+        ref["variant"] = rows["baseline"]
+        if "baseline_folio_kb" in rows.columns:  # a change relative to another folio size (seed 000)
+            own = rows["folio_kb"] if "folio_kb" in rows.columns else pd.NA
+            ref["folio_kb"] = rows["baseline_folio_kb"].where(rows["baseline_folio_kb"].notna(), own)
+        now = np.asarray(self.predict_metric(metric, rows, p), dtype=float)
+        then = np.asarray(self.predict_metric(metric, ref, p), dtype=float)
+        return 100.0 * (now / then - 1.0)
+
+    def mc_stderr(self, configs: pd.DataFrame, params: dict[str, float]) -> np.ndarray | None:
+        """Monte Carlo standard error of each prediction (simulated solvers); None if exact."""
+        return None
+
+    # --- fitting ----------------------------------------------------------------------
+    def fit(self, df: pd.DataFrame, **kwargs):
+        """Fit the free parameters to measured rows; see :func:`mmcost.fit.fit`."""
+        from .fit import fit
+
+        return fit(self, df, **kwargs)

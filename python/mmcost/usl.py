@@ -1,0 +1,55 @@
+"""The Universal Scalability Law as an mmcost model: the empirical baseline.
+
+Gunther, "Guerrilla Capacity Planning", Springer 2007, ch. 4:
+X(N) = lam N / (1 + sigma (N - 1) + kappa N (N - 1)). Users know it; mmcost
+fits it next to the mechanism models to show where the two disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from . import queueing
+from .model import Model, Parameter
+
+
+@dataclass(frozen=True)
+class UslModel(Model):
+    """USL for one throughput ``metric`` against the configuration column
+    ``n_column`` (``cpus``, ``processes`` or ``threads``). No priors: the USL
+    coefficients are empirical and have no literature value to lean on."""
+
+    metric: str = "throughput"
+    n_column: str = "cpus"
+    name: str = "usl"
+
+    PARAMETERS: ClassVar = (
+        Parameter("sigma", 0.05, "1", 0.0, 1.0, doc="contention: the serialised fraction"),
+        Parameter("kappa", 1e-4, "1", 0.0, 1.0, doc="coherency: pairwise crosstalk per unit"),
+        Parameter("lam", 1.0, "metric/unit", 0.0, math.inf, doc="throughput of one unit, in the metric's unit"),
+    )
+
+    def supports(self, metric: str) -> bool:
+        return metric.removesuffix("_change_pct") == self.metric
+
+    def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
+        if self.n_column not in rows.columns:
+            raise ValueError(f"usl: configs need a {self.n_column!r} column")
+        n = pd.to_numeric(rows[self.n_column], errors="coerce").to_numpy(float)
+        if not np.isfinite(n).all() or (n <= 0).any():
+            raise ValueError(f"usl: {self.n_column!r} must be a positive number in every row")
+        return queueing.usl(n, p["sigma"], p["kappa"], p["lam"])
+
+    def fit(self, df: pd.DataFrame, **kwargs):
+        """Fit; unless ``x0`` is given, lam starts at X/N of the smallest N."""
+        if "x0" not in kwargs and isinstance(df, pd.DataFrame) and self.n_column in df and len(df):
+            rows = df[df["metric"] == self.metric]
+            if len(rows):
+                i = pd.to_numeric(rows[self.n_column]).idxmin()
+                kwargs["x0"] = {"lam": float(rows.loc[i, "value"]) / float(rows.loc[i, self.n_column])}
+        return super().fit(df, **kwargs)
