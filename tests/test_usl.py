@@ -41,7 +41,7 @@ def test_standard_errors_agree_with_scipy_curve_fit():
         return lam * n / (1 + s * (n - 1) + k * n * (n - 1))
 
     popt, pcov = curve_fit(f, n, CISCO_X, p0=[0.03, 1e-3, 1000.0])
-    np.testing.assert_allclose([fit.sigma, fit.kappa, fit.lam], popt, rtol=1e-6)
+    np.testing.assert_allclose([fit.sigma, fit.kappa, fit.lam], popt, rtol=1e-5)  # two optimisers' tolerances
     np.testing.assert_allclose([fit.stderr[p] for p in ("sigma", "kappa", "lam")], np.sqrt(np.diag(pcov)), rtol=1e-3)
     assert fit.correlation.loc["sigma", "sigma"] == pytest.approx(1.0)
 
@@ -69,7 +69,7 @@ def test_usl_fit_warns_when_not_identifiable():
         warnings.simplefilter("always")
         fit = queueing.usl_fit([1, 2, 3], [1.0, 1.9, 2.7])
     assert any("identifiable" in str(w.message) for w in caught)
-    assert np.isnan(fit.stderr["sigma"])
+    assert np.isnan(fit.stderr["sigma"]) and fit.dof == 0
 
 
 def test_reprs():

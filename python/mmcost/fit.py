@@ -26,7 +26,9 @@ class NotIdentifiableWarning(UserWarning):
 
 
 #: |correlation| above which a parameter pair is reported as not identifiable
-CORRELATION_LIMIT = 0.95
+CORRELATION_LIMIT = 0.99
+#: |correlation| above which the summary notes a pair (no warning)
+CORRELATION_NOTE = 0.9
 #: condition number of the weighted Jacobian above which the fit warns
 CONDITION_LIMIT = 1e8
 
@@ -120,15 +122,18 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
 def _covariance(jac, names, chi2, dof, absolute_sigma):
     warns = []
     j = np.asarray(jac, dtype=float)
-    s = np.linalg.svd(j, compute_uv=False)
+    # Scale the columns first: parameters in ns and in counts differ by many
+    # orders of magnitude, and (J^T J)^-1 of the raw Jacobian would lose them.
+    col = np.linalg.norm(j, axis=0)
+    col[col == 0] = 1.0
+    _, s, vt = np.linalg.svd(j / col, full_matrices=False)
     cond = s[0] / s[-1] if s[-1] > 0 else math.inf
     if not np.isfinite(cond) or cond > CONDITION_LIMIT:
         warns.append(f"near-singular Jacobian (condition number {cond:.3g}): some parameter combination is not identifiable")
-    jtj = j.T @ j
-    try:
-        cov = np.linalg.pinv(jtj, rcond=1e-12, hermitian=True)
-    except np.linalg.LinAlgError:
-        cov = np.full((len(names), len(names)), np.nan)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        inv_s2 = np.where(s > s[0] * 1e-12, 1.0 / s**2, np.inf)
+        cov = (vt.T * inv_s2) @ vt / np.outer(col, col)
+    cov[~np.isfinite(cov)] = np.nan
     if not absolute_sigma:
         cov = cov * (chi2 / dof if dof > 0 else np.nan)
     err = np.sqrt(np.clip(np.diag(cov), 0, None))
@@ -139,7 +144,7 @@ def _covariance(jac, names, chi2, dof, absolute_sigma):
             if np.isfinite(corr[a, b]) and abs(corr[a, b]) > CORRELATION_LIMIT:
                 warns.append(f"{names[a]} and {names[b]} are correlated ({corr[a, b]:+.3f}): not separately identifiable")
     if dof <= 0:
-        warns.append(f"{dof} degrees of freedom: the fit only reproduces its inputs")
+        warns.append(f"{dof} degrees of freedom: parameters not identifiable beyond reproducing the inputs")
     for w in warns:
         warnings.warn(w, NotIdentifiableWarning, stacklevel=4)
     return cov, warns
@@ -316,6 +321,12 @@ class FitResult:
         for r in self.table().itertuples():
             err = f" ± {r.stderr:.3g}" if r.free else " (fixed)"
             lines.append(f"  {r.parameter:<24} {r.value:>12.6g}{err} {r.unit}" + (f"   prior {r.prior}" if r.prior else ""))
+        c = self.correlation
+        for i, a in enumerate(self.names):
+            for b in self.names[i + 1 :]:
+                r = c.loc[a, b]
+                if np.isfinite(r) and CORRELATION_NOTE < abs(r) <= CORRELATION_LIMIT:
+                    lines.append(f"  note: {a} and {b} are strongly correlated ({r:+.3f})")
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 

@@ -14,7 +14,6 @@ checks arguments, names results and returns pandas objects.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -256,57 +255,31 @@ class UslFit:
 def usl_fit(n, throughput) -> UslFit:
     """Fit (sigma, kappa, lam) to measured throughput by least squares.
 
-    Unweighted least squares on throughput (as the R ``usl`` package and
-    Schwartz 2015 do) with ``scipy.optimize.least_squares``; sigma and kappa
-    bounded to [0, inf), lam > 0. The start point is Gunther's linearisation
-    N/C(N) - 1 = sigma (N-1) + kappa N (N-1) with lam from the smallest N.
-    Standard errors come from the Jacobian at the optimum,
-    cov = (J^T J)^-1 rss / (m - 3); a near-singular J^T J gives a warning.
+    Unweighted least squares on throughput, as the R ``usl`` package and
+    Schwartz 2015 do: the shared fitter (:func:`mmcost.fit.fit` with
+    :class:`mmcost.usl.UslModel`) with unit weights and the covariance scaled
+    by rss / (m - 3). sigma and kappa are bounded to [0, 1], lam > 0; lam starts
+    at X/N of the smallest N. Too few points or a near-singular Jacobian give a
+    :class:`mmcost.fit.NotIdentifiableWarning`.
     """
-    from scipy.optimize import least_squares
+    from .usl import UslModel
 
     ns = v.float_array("n", n, positive=True)
     x = v.float_array("throughput", throughput, positive=True)
     v.same_length("n", ns, "throughput", x)
     if np.unique(ns).size < 3:
         raise ValueError("n must contain at least 3 distinct values to fit 3 USL coefficients")
-
-    i0 = int(np.argmin(ns))
-    lam0 = x[i0] / ns[i0]
-    c = x / lam0
-    design = np.column_stack([ns - 1, ns * (ns - 1)])
-    coef, *_ = np.linalg.lstsq(design, ns / c - 1, rcond=None)
-    p0 = np.array([min(max(coef[0], 1e-6), 0.99), max(coef[1], 1e-9), lam0])
-
-    def residuals(p):
-        sigma, kappa, lam = p
-        return lam * ns / (1 + sigma * (ns - 1) + kappa * ns * (ns - 1)) - x
-
-    res = least_squares(
-        residuals, p0, bounds=([0, 0, 0], [np.inf, np.inf, np.inf]), x_scale="jac", xtol=1e-14, ftol=1e-14, gtol=1e-14
-    )
-    if not res.success:
-        raise RuntimeError(f"usl_fit did not converge: {res.message}")
-    m, p = ns.size, 3
-    dof = m - p
-    rss = float(2 * res.cost)
+    df = pd.DataFrame({"metric": "throughput", "value": x, "stddev": 1.0, "n": ns})
+    f = UslModel(n_column="n").fit(df, absolute_sigma=False)
     names = ["sigma", "kappa", "lam"]
-    jtj = res.jac.T @ res.jac
-    if dof > 0 and np.linalg.cond(jtj) < 1 / np.finfo(float).eps:
-        cov = np.linalg.inv(jtj) * rss / dof
-    else:
-        warnings.warn("usl_fit: coefficients not identifiable from these points (singular J^T J)", RuntimeWarning)
-        cov = np.full((p, p), np.nan)
-    err = np.sqrt(np.diag(cov))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        corr = cov / np.outer(err, err)
+    cov = f.covariance.loc[names, names]
     return UslFit(
-        sigma=float(res.x[0]),
-        kappa=float(res.x[1]),
-        lam=float(res.x[2]),
-        stderr=dict(zip(names, map(float, err))),
-        covariance=pd.DataFrame(cov, index=names, columns=names),
-        correlation=pd.DataFrame(corr, index=names, columns=names),
-        rss=rss,
-        dof=dof,
+        sigma=f.params["sigma"],
+        kappa=f.params["kappa"],
+        lam=f.params["lam"],
+        stderr={k: f.stderr[k] for k in names},
+        covariance=cov,
+        correlation=f.correlation.loc[names, names],
+        rss=f.chi2,
+        dof=f.dof,
     )

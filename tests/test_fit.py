@@ -1,0 +1,195 @@
+"""The shared fitting workflow: recovery, coverage, LOO, bootstrap, bands, errors."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mmcost.fit import NotIdentifiableWarning
+from mmcost.model import Parameter, Prior
+from models_for_tests import DecayModel, LinearModel, ProductModel, SpeedupModel
+
+X = np.arange(1, 13, dtype=float)
+
+
+def data(y, sd, **cols):
+    return pd.DataFrame({"metric": "runtime_s", "value": y, "stddev": sd, "cpus": X, **cols})
+
+
+def linear_data(seed, sd=0.3):
+    rng = np.random.default_rng([seed, 5])
+    return data(2.0 + 0.7 * X + rng.normal(0, sd, X.size), sd)
+
+
+def test_linear_fit_equals_weighted_least_squares_closed_form():
+    df = linear_data(1)
+    f = LinearModel().fit(df)
+    a = np.column_stack([np.ones_like(X), X]) / 0.3
+    b = df["value"].to_numpy() / 0.3
+    coef, *_ = np.linalg.lstsq(a, b, rcond=None)
+    cov = np.linalg.inv(a.T @ a)  # published sigma: absolute
+    np.testing.assert_allclose([f.params["c0_s"], f.params["c1_s_per_cpu"]], coef, rtol=1e-7)
+    np.testing.assert_allclose([f.stderr["c0_s"], f.stderr["c1_s_per_cpu"]], np.sqrt(np.diag(cov)), rtol=1e-6)
+    assert f.absolute_sigma and f.dof == X.size - 2
+
+
+def test_loo_matches_hat_matrix_formula():
+    # For linear least squares, the leave-one-out residual is e_i / (1 - h_ii)
+    # with H = A (A^T A)^-1 A^T (Cook & Weisberg, Residuals and Influence in
+    # Regression, 1982): an exact check of the refit-per-point loop.
+    df = linear_data(2)
+    f = LinearModel().fit(df)
+    a = np.column_stack([np.ones_like(X), X]) / 0.3
+    h = np.diag(a @ np.linalg.inv(a.T @ a) @ a.T)
+    loo = f.loo()
+    np.testing.assert_allclose(loo["residual"], f.residuals["residual"] / (1 - h), rtol=1e-6)
+    assert list(loo.columns) == list(f.residuals.columns)
+    assert set(loo.attrs["summary"]) == {"rms_pull", "rmse", "median_abs_rel_error"}
+    assert loo.attrs["summary"]["rms_pull"] > np.sqrt(np.mean(f.residuals["pull"] ** 2))  # held-out points fit worse
+
+
+def test_coverage_of_reported_standard_errors():
+    # 68% intervals must cover the truth in about 68% of trials (binomial sd
+    # over 300 trials is 2.7%, so 0.60..0.76 is a 3-sigma band).
+    rng = np.random.default_rng(20261201)
+    truth = dict(a_s=8.0, b_per_cpu=0.25)
+    hits = {k: 0 for k in truth}
+    trials = 300
+    y0 = truth["a_s"] * np.exp(-truth["b_per_cpu"] * X)
+    sd = 0.05 * y0 + 0.02
+    for _ in range(trials):
+        f = DecayModel().fit(data(y0 + rng.normal(0, sd), sd))
+        for k in truth:
+            hits[k] += abs(f.params[k] - truth[k]) <= f.stderr[k]
+    for k in truth:
+        assert 0.60 <= hits[k] / trials <= 0.76, (k, hits[k] / trials)
+
+
+def test_bootstrap_spread_matches_covariance():
+    f = LinearModel().fit(linear_data(3))
+    b = f.bootstrap(400, seed=1)
+    sd = b.bootstrap_samples.std()
+    for k in f.names:
+        assert sd[k] == pytest.approx(f.stderr[k], rel=0.15)
+    pred = b.predict(pd.DataFrame({"metric": ["runtime_s"], "cpus": [20.0]}), method="bootstrap", n_samples=2000)
+    assert pred["lo"].item() < pred["best"].item() < pred["hi"].item()
+
+
+def test_prediction_band_matches_linear_theory():
+    f = LinearModel().fit(linear_data(4))
+    x = np.array([0.0, 6.0, 30.0])
+    pred = f.predict(pd.DataFrame({"metric": "runtime_s", "cpus": x}), interval=0.9, n_samples=20000, seed=3)
+    g = np.column_stack([np.ones_like(x), x])
+    sd = np.sqrt(np.einsum("ij,jk,ik->i", g, f.covariance.to_numpy(), g))
+    np.testing.assert_allclose((pred["hi"] - pred["lo"]) / (2 * 1.6449 * sd), 1.0, rtol=0.05)
+    np.testing.assert_allclose(pred["best"], f.params["c0_s"] + f.params["c1_s_per_cpu"] * x, rtol=1e-12)
+    assert list(pred.columns) == ["metric", "cpus", "best", "mean", "lo", "hi"]
+
+
+def test_priors_pull_and_need_a_source():
+    df = linear_data(5)
+    free = LinearModel().fit(df)
+    tight = LinearModel().with_parameters(c1_s_per_cpu=dict(prior=Prior(1.5, 1e-4, "test: a deliberately wrong literature value"))).fit(df)
+    assert tight.params["c1_s_per_cpu"] == pytest.approx(1.5, abs=1e-3)
+    assert tight.chi2 > free.chi2 * 10
+    assert "deliberately wrong" in str(tight)
+    with pytest.raises(ValueError, match="source"):
+        Prior(1.0, 0.1, "")
+    with pytest.raises(ValueError, match="width"):
+        Prior(1.0, 0.0, "x")
+
+
+def test_fixed_parameters_stay_put():
+    f = LinearModel().with_parameters(c0_s=2.0).fixed("c0_s").fit(linear_data(6))
+    assert f.names == ["c1_s_per_cpu"] and f.model.values()["c0_s"] == 2.0
+    assert "(fixed)" in str(f)
+
+
+def test_unidentifiable_pair_is_flagged():
+    df = data(3.0 * X, 0.1)
+    with pytest.warns(NotIdentifiableWarning, match="a_s and b_1|near-singular"):
+        f = ProductModel().fit(df)
+    assert any("a_s" in w and "b_1" in w for w in f.warnings) or any("near-singular" in w for w in f.warnings)
+    assert f.params["a_s"] * f.params["b_1"] == pytest.approx(3.0, rel=1e-6)
+
+
+def test_change_pct_rows_are_derived_from_the_baseline_row():
+    # seed 000 style: changes relative to another variant at another folio size
+    m = SpeedupModel()
+    rows = pd.DataFrame({
+        "metric": ["usemem_throughput_kib_s_change_pct"] * 3,
+        "variant": ["patched", "base", "patched"],
+        "baseline": ["base", "base", "base"],
+        "folio_kb": [4, 64, 64],
+        "baseline_folio_kb": [pd.NA, 4, 4],
+    })
+    p = m.values()
+    got = m.evaluate(rows)
+    np.testing.assert_allclose(got, [100 * (p["speedup_1"] - 1), 100 * (16 ** p["gain_1"] - 1),
+                                     100 * (p["speedup_1"] * 16 ** p["gain_1"] - 1)], rtol=1e-12)
+    # and a fit to published changes recovers the mechanism parameters
+    truth = m.with_parameters(speedup_1=1.3, gain_1=0.2)
+    rows = rows.assign(value=truth.evaluate(rows), stddev_pct=np.nan, stddev=0.5).fillna({"baseline_folio_kb": 4})
+    f = m.fixed("base_kib_s").fit(rows)
+    assert f.params["speedup_1"] == pytest.approx(1.3, rel=1e-6) and f.params["gain_1"] == pytest.approx(0.2, rel=1e-6)
+
+
+def test_sigma_sources():
+    df = pd.DataFrame({"metric": "runtime_s", "cpus": X[:4], "value": [10.0, 20, 30, 0.0],
+                       "stddev": [1.0, np.nan, np.nan, np.nan], "stddev_pct": [np.nan, 5.0, np.nan, np.nan]})
+    r = LinearModel().fit(df).residuals
+    assert list(r["sigma_source"]) == ["stddev", "stddev_pct", "default 5%", "default 5%"]
+    np.testing.assert_allclose(r["sigma"][:3], [1.0, 1.0, 1.5])
+    assert r["sigma"][3] > 0  # a published zero still gets a scale
+
+
+@pytest.mark.parametrize(
+    "df,match",
+    [
+        (pd.DataFrame(), "empty"),
+        (pd.DataFrame({"value": [1.0]}), "'metric'"),
+        (pd.DataFrame({"metric": ["runtime_s"]}), "'value'"),
+        (pd.DataFrame({"metric": ["runtime_s", "runtime_s"], "value": [1.0, np.nan], "cpus": [1, 2]}), "row 1"),
+        (pd.DataFrame({"metric": ["tlb_shootdowns"], "value": [1.0], "cpus": [1]}), "tlb_shootdowns"),
+    ],
+)
+def test_bad_data(df, match):
+    with pytest.raises(ValueError, match=match):
+        LinearModel().fit(df)
+
+
+def test_bad_parameters_and_types():
+    with pytest.raises(ValueError, match="c0_s.*outside its bounds"):
+        LinearModel().with_parameters(c0_s=1000.0)
+    with pytest.raises(ValueError, match="unknown parameter"):
+        LinearModel().with_parameters(nope=1.0)
+    with pytest.raises(ValueError, match="lower bound"):
+        Parameter("x_s", 1.0, "s", 2.0, 1.0)
+    with pytest.raises(TypeError, match="DataFrame"):
+        LinearModel().fit([1, 2, 3])
+    with pytest.raises(ValueError, match="no free parameter"):
+        LinearModel().fixed("c0_s", "c1_s_per_cpu").fit(linear_data(1))
+    f = LinearModel().fit(linear_data(1))
+    with pytest.raises(ValueError, match="interval"):
+        f.predict(pd.DataFrame({"metric": ["runtime_s"], "cpus": [1]}), interval=1.5)
+    with pytest.raises(ValueError, match="bootstrap"):
+        f.predict(pd.DataFrame({"metric": ["runtime_s"], "cpus": [1]}), method="bootstrap")
+
+
+def test_reprs_and_pickle():
+    f = LinearModel().fit(linear_data(7))
+    text, html = str(f), f._repr_html_()
+    for needle in ("c0_s", "c1_s_per_cpu", "s/cpu", "chi2/dof"):
+        assert needle in text
+    assert "<table>" in html and "s/cpu" in html and "c0_s" in repr(f)
+    g = pickle.loads(pickle.dumps(f))
+    assert g.params == f.params
+    pd.testing.assert_frame_equal(g.residuals, f.residuals)
+
+
+def test_no_warning_for_a_good_fit():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LinearModel().fit(linear_data(8))
