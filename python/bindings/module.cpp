@@ -5,9 +5,12 @@
 namespace py = pybind11;
 
 void bind_queueing(py::module_& m);
+void bind_locks(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "mmcost compiled core (C++17, Eigen). Use the mmcost.* Python API instead.";
   auto queueing = m.def_submodule("queueing", "Analytic queueing solvers");
   bind_queueing(queueing);
+  auto locks = m.def_submodule("locks", "Lock-contention discrete-event simulation");
+  bind_locks(locks);
 }

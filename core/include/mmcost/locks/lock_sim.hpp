@@ -1,0 +1,65 @@
+// Lock contention: N CPUs repeating an operation made of stages.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mmcost/sim/random.hpp"
+
+namespace mmcost::locks {
+
+// Queued: MCS/qspinlock (kernel/locking/qspinlock.c): waiters queue FIFO and
+// each acquisition pays a constant handoff (one cache-line transfer).
+// Ticket: the pre-4.2 x86 ticket spinlock; every waiter spins on the same
+// line, so the handoff slows with each waiter. Modelled as in Boyd-Wickizer,
+// Kaashoek, Morris, Zeldovich, "Non-scalable locks are dangerous", Linux
+// Symposium 2012, sec. 3: with k CPUs at the lock, an acquisition (hold plus
+// handoff) completes at rate 1 / (hold + handoff + handoff_per_waiter (k-1)),
+// exponential, re-evaluated whenever k changes.
+enum class LockKind { Queued = 0, Ticket = 1 };
+
+struct LockSpec {
+  std::string name;
+  LockKind kind = LockKind::Queued;
+  double handoff = 0.0;             // time units per acquisition
+  double handoff_per_waiter = 0.0;  // ticket only
+};
+
+// A stage of the operation: free work (lock < 0), or a critical section that
+// holds lock `lock` for `time` at call site `site` (e.g. __add_to_swap_cache).
+struct Stage {
+  int lock = -1;
+  std::string site;
+  sim::Distribution time;
+};
+
+struct LockSimParams {
+  int cpus = 1;
+  std::vector<LockSpec> locks;
+  std::vector<Stage> stages;
+  long warmup_ops = 1000;  // operations completed before statistics start
+  long ops = 100000;       // operations measured after the warm-up
+  void validate() const;   // throws InvalidArgument naming the field
+};
+
+struct Counters {
+  double acquisitions = 0, contended = 0, wait_total = 0, wait_max = 0;
+};
+
+struct LockSimResult {
+  double time = 0.0;  // simulated time measured (after warm-up)
+  double ops = 0.0;
+  double events = 0.0;  // all events, warm-up included
+  std::vector<Counters> per_lock;
+  std::vector<double> lock_busy;  // time with the lock held or being handed off
+  std::vector<Counters> per_stage;  // critical stages (call sites); zero for work stages
+  bool stopped = false;
+};
+
+// One replication on stream (seed, replication). Checks `stop` every 4096 events.
+LockSimResult simulate_locks(const LockSimParams& p, std::uint64_t seed, std::uint64_t replication,
+                             const std::atomic<bool>& stop);
+
+}  // namespace mmcost::locks

@@ -1,0 +1,217 @@
+#include "mmcost/locks/lock_sim.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <sstream>
+
+#include "mmcost/errors.hpp"
+#include "mmcost/sim/event_queue.hpp"
+
+namespace mmcost::locks {
+
+void LockSimParams::validate() const {
+  if (cpus < 1) throw InvalidArgument("cpus must be >= 1");
+  if (stages.empty()) throw InvalidArgument("stages must not be empty");
+  if (ops < 1) throw InvalidArgument("ops must be >= 1");
+  if (warmup_ops < 0) throw InvalidArgument("warmup_ops must be >= 0");
+  for (std::size_t l = 0; l < locks.size(); ++l) {
+    const auto f = check::indexed("locks", l);
+    check::finite_nonnegative(f + ".handoff", locks[l].handoff);
+    check::finite_nonnegative(f + ".handoff_per_waiter", locks[l].handoff_per_waiter);
+    if (locks[l].kind != LockKind::Queued && locks[l].kind != LockKind::Ticket)
+      throw InvalidArgument(f + ".kind is unknown");
+  }
+  bool any_time = false;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const auto f = check::indexed("stages", s);
+    const auto& st = stages[s];
+    st.time.validate(f + ".time");
+    if (st.lock >= static_cast<int>(locks.size()))
+      throw InvalidArgument(f + ".lock refers to lock " + std::to_string(st.lock) + ", but there are only " +
+                            std::to_string(locks.size()) + " locks");
+    if (st.lock >= 0 && locks[static_cast<std::size_t>(st.lock)].kind == LockKind::Ticket &&
+        st.time.kind != sim::DistKind::Exponential)
+      throw InvalidArgument(f + ".time: a ticket lock's hold must be exponential (the Boyd-Wickizer Markov model)");
+    any_time = any_time || st.time.expected() > 0 ||
+               (st.lock >= 0 && locks[static_cast<std::size_t>(st.lock)].handoff > 0);
+  }
+  if (!any_time) throw InvalidArgument("stages: every stage takes zero time; the simulation would not advance");
+}
+
+namespace {
+
+enum EventKind : std::int32_t { kStageDone = 0, kTicketDone = 1 };
+
+struct LockState {
+  int holder = -1;
+  std::deque<int> waiting;  // FIFO (both kinds are fair)
+  std::uint64_t generation = 0;
+  double last_change = 0.0;
+  int present() const { return (holder >= 0 ? 1 : 0) + static_cast<int>(waiting.size()); }
+};
+
+class LockSim {
+ public:
+  LockSim(const LockSimParams& p, std::uint64_t seed, std::uint64_t rep)
+      : p_(p), rng_(seed, rep), locks_(p.locks.size()), stage_(static_cast<std::size_t>(p.cpus), 0),
+        request_(static_cast<std::size_t>(p.cpus), 0.0) {
+    r_.per_lock.resize(p.locks.size());
+    r_.lock_busy.assign(p.locks.size(), 0.0);
+    r_.per_stage.resize(p.stages.size());
+  }
+
+  LockSimResult run(const std::atomic<bool>& stop) {
+    // Start each CPU at a random stage so the warm-up starts spread out.
+    for (int c = 0; c < p_.cpus; ++c) {
+      stage_[static_cast<std::size_t>(c)] = static_cast<int>(rng_.next() % p_.stages.size());
+      begin_stage(c);
+    }
+    const long total = p_.warmup_ops + p_.ops;
+    while (completed_ < total) {
+      if ((q_.processed() & 4095) == 0 && stop.load(std::memory_order_relaxed)) {
+        r_.stopped = true;
+        break;
+      }
+      const sim::Event e = q_.pop();
+      if (e.kind == kStageDone) {
+        finish_stage(e.target);
+      } else if (e.generation == locks_[static_cast<std::size_t>(e.target)].generation) {
+        ticket_done(e.target);
+      }
+    }
+    for (std::size_t l = 0; l < locks_.size(); ++l) account_busy(static_cast<int>(l));
+    r_.time = q_.now() - t0_;
+    r_.events = static_cast<double>(q_.processed());
+    return r_;
+  }
+
+ private:
+  const Stage& st(int cpu) const { return p_.stages[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])]; }
+
+  void begin_stage(int cpu) {
+    const auto& s = st(cpu);
+    if (s.lock < 0) {
+      q_.schedule(s.time.sample(rng_), cpu, kStageDone);
+      return;
+    }
+    request(cpu, s.lock);
+  }
+
+  void account_busy(int l) {
+    auto& L = locks_[static_cast<std::size_t>(l)];
+    if (L.present() > 0) r_.lock_busy[static_cast<std::size_t>(l)] += q_.now() - L.last_change;
+    L.last_change = q_.now();
+  }
+
+  void request(int cpu, int l) {
+    auto& L = locks_[static_cast<std::size_t>(l)];
+    const auto& spec = p_.locks[static_cast<std::size_t>(l)];
+    account_busy(l);
+    request_[static_cast<std::size_t>(cpu)] = q_.now();
+    const bool busy = L.present() > 0;
+    auto& cl = r_.per_lock[static_cast<std::size_t>(l)];
+    auto& cs = r_.per_stage[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])];
+    if (busy) {
+      cl.contended += 1;
+      cs.contended += 1;
+      L.waiting.push_back(cpu);
+    } else {
+      L.holder = cpu;
+      acquired(cpu, l);
+      if (spec.kind == LockKind::Queued) {
+        q_.schedule(spec.handoff + st(cpu).time.sample(rng_), cpu, kStageDone);
+      }
+    }
+    if (spec.kind == LockKind::Ticket) reschedule_ticket(l);
+  }
+
+  void acquired(int cpu, int l) {
+    const double wait = q_.now() - request_[static_cast<std::size_t>(cpu)];
+    for (Counters* c : {&r_.per_lock[static_cast<std::size_t>(l)],
+                        &r_.per_stage[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])]}) {
+      c->acquisitions += 1;
+      c->wait_total += wait;
+      c->wait_max = std::max(c->wait_max, wait);
+    }
+  }
+
+  // The holder leaves; the next waiter (FIFO) takes the lock.
+  void release(int l) {
+    auto& L = locks_[static_cast<std::size_t>(l)];
+    account_busy(l);
+    L.holder = -1;
+    if (!L.waiting.empty()) {
+      const int next = L.waiting.front();
+      L.waiting.pop_front();
+      L.holder = next;
+      acquired(next, l);
+      const auto& spec = p_.locks[static_cast<std::size_t>(l)];
+      if (spec.kind == LockKind::Queued) q_.schedule(spec.handoff + st(next).time.sample(rng_), next, kStageDone);
+    }
+  }
+
+  void reschedule_ticket(int l) {
+    auto& L = locks_[static_cast<std::size_t>(l)];
+    ++L.generation;  // any scheduled completion is now stale
+    const int k = L.present();
+    if (k == 0) return;
+    const auto& spec = p_.locks[static_cast<std::size_t>(l)];
+    const double mean = st(L.holder).time.mean + spec.handoff + spec.handoff_per_waiter * (k - 1);
+    q_.schedule(rng_.exponential(mean), l, kTicketDone, L.generation);
+  }
+
+  void ticket_done(int l) {
+    const int cpu = locks_[static_cast<std::size_t>(l)].holder;
+    release(l);
+    reschedule_ticket(l);
+    next_stage(cpu);
+  }
+
+  void finish_stage(int cpu) {
+    const auto& s = st(cpu);
+    if (s.lock >= 0) release(s.lock);  // queued locks end their hold here
+    next_stage(cpu);
+  }
+
+  void next_stage(int cpu) {
+    auto& s = stage_[static_cast<std::size_t>(cpu)];
+    if (++s == static_cast<int>(p_.stages.size())) {
+      s = 0;
+      ++completed_;
+      if (completed_ > p_.warmup_ops) r_.ops += 1;
+      if (completed_ == p_.warmup_ops) reset();
+    }
+    begin_stage(cpu);
+  }
+
+  void reset() {  // end of warm-up: forget what was counted so far
+    t0_ = q_.now();
+    for (std::size_t l = 0; l < locks_.size(); ++l) {
+      account_busy(static_cast<int>(l));
+      r_.per_lock[l] = Counters{};
+      r_.lock_busy[l] = 0.0;
+    }
+    for (auto& c : r_.per_stage) c = Counters{};
+  }
+
+  const LockSimParams& p_;
+  sim::Rng rng_;
+  sim::EventQueue q_;
+  std::vector<LockState> locks_;
+  std::vector<int> stage_;
+  std::vector<double> request_;
+  LockSimResult r_;
+  long completed_ = 0;
+  double t0_ = 0.0;
+};
+
+}  // namespace
+
+LockSimResult simulate_locks(const LockSimParams& p, std::uint64_t seed, std::uint64_t replication,
+                             const std::atomic<bool>& stop) {
+  p.validate();
+  LockSim sim(p, seed, replication);
+  return sim.run(stop);
+}
+
+}  // namespace mmcost::locks
