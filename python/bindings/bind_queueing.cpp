@@ -22,6 +22,7 @@ void bind_queueing(py::module_& m) {
       .def_readonly("queue_length", &q::MvaResult::queue_length)
       .def_readonly("residence_time", &q::MvaResult::residence_time);
   m.def("mva", &q::mva, "service_times"_a, "visits"_a, "think_time"_a, "population"_a,
+        "scv"_a = std::vector<double>{},
         py::call_guard<py::gil_scoped_release>(),
         "Exact single-class MVA (Reiser & Lavenberg 1980); rows are populations 1..N.");
 

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-def mva(demands, think_time, population, visits=None, stations=None) -> pd.DataFrame:
+def mva(demands, think_time, population, visits=None, stations=None, scv=None) -> pd.DataFrame:
     """Exact MVA for a closed network of FCFS stations plus one delay station.
 
     Reiser & Lavenberg, "Mean-Value Analysis of Closed Multichain Queuing
@@ -55,6 +55,10 @@ def mva(demands, think_time, population, visits=None, stations=None) -> pd.DataF
         Visits to each station per cycle (default 1).
     stations : list of K str, optional
         Station names used as column suffixes (default ``0 .. K-1``).
+    scv : array of K floats >= 0, optional
+        Squared coefficient of variation of each station's service time
+        (default 1, exponential: exact). Other values use the residual-life
+        approximation of Reiser (1979): e.g. 0 for a deterministic hold.
 
     Returns
     -------
@@ -69,7 +73,10 @@ def mva(demands, think_time, population, visits=None, stations=None) -> pd.DataF
     z = v.scalar("think_time", think_time)
     n = v.count("population", population)
     names = _station_names(stations, s.size)
-    r = _core.queueing.mva(s.tolist(), vis.tolist(), z, n)
+    c2 = [] if scv is None else v.float_array("scv", scv)
+    if scv is not None:
+        v.same_length("demands", s, "scv", c2)
+    r = _core.queueing.mva(s.tolist(), vis.tolist(), z, n, list(c2))
 
     index = pd.RangeIndex(1, n + 1, name="population")
     cols: dict[str, np.ndarray] = {"throughput": r.throughput, "response_time": r.response_time}

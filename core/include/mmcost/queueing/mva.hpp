@@ -26,7 +26,17 @@ struct MvaResult {
 // Queuing Networks", JACM 27(2), 1980; the arrival theorem gives
 // R_k(n) = D_k (1 + Q_k(n-1)), X(n) = n / (Z + sum_k R_k(n)), Q_k(n) = X(n) R_k(n).
 // O(N K) time; throws InvalidArgument on bad input.
+//
+// scv[k] (squared coefficient of variation of the service time, default 1)
+// extends the recursion to non-exponential FCFS service with the
+// residual-life approximation: an arrival waits for the customers queued
+// (Q - U, each a full S) and for the residual S (1 + scv) / 2 of the one in
+// service (U): R_k(n) = V_k [S_k + S_k (Q_k(n-1) - U_k(n-1)) + U_k(n-1) S_k (1 + scv_k) / 2]
+// (Reiser, "A queueing network analysis of computer communication networks
+// with window flow control", IEEE Trans. Commun. 27(8), 1979; Lazowska et al.,
+// QSP 1984, sec. 8.3). Exact for scv = 1; an approximation otherwise, with
+// the throughput clamped to the bottleneck bound 1 / max_k D_k.
 MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits,
-              double think_time, long population);
+              double think_time, long population, const std::vector<double>& scv = {});
 
 }  // namespace mmcost::queueing
