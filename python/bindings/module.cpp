@@ -6,11 +6,14 @@ namespace py = pybind11;
 
 void bind_queueing(py::module_& m);
 void bind_locks(py::module_& m);
+void bind_sim(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "mmcost compiled core (C++17, Eigen). Use the mmcost.* Python API instead.";
   auto queueing = m.def_submodule("queueing", "Analytic queueing solvers");
   bind_queueing(queueing);
+  auto simulation = m.def_submodule("sim", "Simulation kernel: random streams and distributions");
+  bind_sim(simulation);
   auto locks = m.def_submodule("locks", "Lock-contention discrete-event simulation");
   bind_locks(locks);
 }

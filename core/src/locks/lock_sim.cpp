@@ -1,7 +1,6 @@
 #include "mmcost/locks/lock_sim.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <sstream>
 
 #include "mmcost/errors.hpp"
@@ -11,6 +10,8 @@ namespace mmcost::locks {
 
 void LockSimParams::validate() const {
   if (cpus < 1) throw InvalidArgument("cpus must be >= 1");
+  if (cpus >= sim::EventQueue::kMaxTargets || static_cast<long>(locks.size()) >= sim::EventQueue::kMaxTargets)
+    throw InvalidArgument("cpus and the number of locks must be below 2^20");
   if (stages.empty()) throw InvalidArgument("stages must not be empty");
   if (ops < 1) throw InvalidArgument("ops must be >= 1");
   if (warmup_ops < 0) throw InvalidArgument("warmup_ops must be >= 0");
@@ -42,19 +43,42 @@ namespace {
 
 enum EventKind : std::int32_t { kStageDone = 0, kTicketDone = 1 };
 
+// FIFO of waiting CPUs in a ring buffer sized for all CPUs (no allocation).
+class WaitQueue {
+ public:
+  explicit WaitQueue(int capacity = 1) : buf_(static_cast<std::size_t>(capacity)) {}
+  bool empty() const { return size_ == 0; }
+  int size() const { return size_; }
+  void push_back(int cpu) {
+    buf_[(head_ + static_cast<std::size_t>(size_)) % buf_.size()] = cpu;
+    ++size_;
+  }
+  int pop_front() {
+    const int cpu = buf_[head_];
+    head_ = (head_ + 1) % buf_.size();
+    --size_;
+    return cpu;
+  }
+
+ private:
+  std::vector<int> buf_;
+  std::size_t head_ = 0;
+  int size_ = 0;
+};
+
 struct LockState {
   int holder = -1;
-  std::deque<int> waiting;  // FIFO (both kinds are fair)
-  std::uint64_t generation = 0;
+  WaitQueue waiting;
+  std::uint64_t expected = ~0ULL;  // sequence number of the live ticket completion
   double last_change = 0.0;
-  int present() const { return (holder >= 0 ? 1 : 0) + static_cast<int>(waiting.size()); }
+  int present() const { return (holder >= 0 ? 1 : 0) + waiting.size(); }
 };
 
 class LockSim {
  public:
   LockSim(const LockSimParams& p, std::uint64_t seed, std::uint64_t rep)
-      : p_(p), rng_(seed, rep), locks_(p.locks.size()), stage_(static_cast<std::size_t>(p.cpus), 0),
-        request_(static_cast<std::size_t>(p.cpus), 0.0) {
+      : p_(p), rng_(seed, rep), locks_(p.locks.size(), LockState{-1, WaitQueue(p.cpus), ~0ULL, 0.0}),
+        stage_(static_cast<std::size_t>(p.cpus), 0), request_(static_cast<std::size_t>(p.cpus), 0.0) {
     r_.per_lock.resize(p.locks.size());
     r_.lock_busy.assign(p.locks.size(), 0.0);
     r_.per_stage.resize(p.stages.size());
@@ -73,10 +97,10 @@ class LockSim {
         break;
       }
       const sim::Event e = q_.pop();
-      if (e.kind == kStageDone) {
-        finish_stage(e.target);
-      } else if (e.generation == locks_[static_cast<std::size_t>(e.target)].generation) {
-        ticket_done(e.target);
+      if (e.kind() == kStageDone) {
+        finish_stage(e.target());
+      } else if (e.seq() == locks_[static_cast<std::size_t>(e.target())].expected) {
+        ticket_done(e.target());
       }
     }
     for (std::size_t l = 0; l < locks_.size(); ++l) account_busy(static_cast<int>(l));
@@ -125,14 +149,16 @@ class LockSim {
     if (spec.kind == LockKind::Ticket) reschedule_ticket(l);
   }
 
+  static void count(Counters& c, double wait) {
+    c.acquisitions += 1;
+    c.wait_total += wait;
+    if (wait > c.wait_max) c.wait_max = wait;
+  }
+
   void acquired(int cpu, int l) {
     const double wait = q_.now() - request_[static_cast<std::size_t>(cpu)];
-    for (Counters* c : {&r_.per_lock[static_cast<std::size_t>(l)],
-                        &r_.per_stage[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])]}) {
-      c->acquisitions += 1;
-      c->wait_total += wait;
-      c->wait_max = std::max(c->wait_max, wait);
-    }
+    count(r_.per_lock[static_cast<std::size_t>(l)], wait);
+    count(r_.per_stage[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])], wait);
   }
 
   // The holder leaves; the next waiter (FIFO) takes the lock.
@@ -141,8 +167,7 @@ class LockSim {
     account_busy(l);
     L.holder = -1;
     if (!L.waiting.empty()) {
-      const int next = L.waiting.front();
-      L.waiting.pop_front();
+      const int next = L.waiting.pop_front();
       L.holder = next;
       acquired(next, l);
       const auto& spec = p_.locks[static_cast<std::size_t>(l)];
@@ -152,12 +177,12 @@ class LockSim {
 
   void reschedule_ticket(int l) {
     auto& L = locks_[static_cast<std::size_t>(l)];
-    ++L.generation;  // any scheduled completion is now stale
+    L.expected = ~0ULL;  // any scheduled completion is now stale (memoryless: resample)
     const int k = L.present();
     if (k == 0) return;
     const auto& spec = p_.locks[static_cast<std::size_t>(l)];
     const double mean = st(L.holder).time.mean + spec.handoff + spec.handoff_per_waiter * (k - 1);
-    q_.schedule(rng_.exponential(mean), l, kTicketDone, L.generation);
+    L.expected = q_.schedule(rng_.exponential(mean), l, kTicketDone);
   }
 
   void ticket_done(int l) {

@@ -2,8 +2,10 @@
 //
 // Events with equal times run in the order they were scheduled (a sequence
 // number breaks ties, as SimPy's (time, priority, counter) does), so a run is
-// deterministic for a given stream. `generation` lets a model cancel a
-// scheduled event cheaply: it bumps its own counter and ignores stale events.
+// deterministic for a given stream. An event is 16 bytes: its time, and the
+// sequence number, target and kind packed in one word (the sequence in the
+// high bits orders ties). schedule() returns the sequence number so a model
+// can cancel an event by remembering which one it still expects.
 #pragma once
 
 #include <cstdint>
@@ -14,26 +16,34 @@ namespace mmcost::sim {
 
 struct Event {
   double time;
-  std::uint64_t seq;
-  std::int32_t target;   // whom the event is for (a CPU, a lock ...)
-  std::int32_t kind;     // model-defined
-  std::uint64_t generation;
+  std::uint64_t key;  // seq << 24 | target << 4 | kind
+
+  std::int32_t target() const { return static_cast<std::int32_t>((key >> 4) & 0xFFFFF); }
+  std::int32_t kind() const { return static_cast<std::int32_t>(key & 0xF); }
+  std::uint64_t seq() const { return key >> 24; }
 };
 
 struct EventLater {
   bool operator()(const Event& a, const Event& b) const {
-    return a.time > b.time || (a.time == b.time && a.seq > b.seq);
+    return a.time > b.time || (a.time == b.time && a.key > b.key);
   }
 };
 
 class EventQueue {
  public:
+  static constexpr std::int32_t kMaxTargets = 1 << 20;
+  static constexpr std::int32_t kMaxKinds = 16;
+
   double now() const { return now_; }
   bool empty() const { return heap_.empty(); }
   std::uint64_t processed() const { return processed_; }
 
-  void schedule(double delay, std::int32_t target, std::int32_t kind, std::uint64_t generation = 0) {
-    heap_.push(Event{now_ + delay, seq_++, target, kind, generation});
+  // target < 2^20, kind < 16 (checked by the models' validation).
+  std::uint64_t schedule(double delay, std::int32_t target, std::int32_t kind) {
+    const std::uint64_t seq = seq_++;
+    heap_.push(Event{now_ + delay, (seq << 24) | (static_cast<std::uint64_t>(target) << 4) |
+                                       static_cast<std::uint64_t>(kind)});
+    return seq;
   }
   Event pop() {
     Event e = heap_.top();

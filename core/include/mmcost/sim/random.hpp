@@ -43,7 +43,8 @@ class Rng {
   }
   // Uniform in (0, 1]: never 0, so log() is finite.
   double uniform() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
-  double exponential(double mean) { return -mean * std::log(uniform()); }
+  double exponential(double mean) { return mean * standard_exponential(); }
+  double standard_exponential();  // ziggurat, below
   double normal() {  // Box-Muller; one of the pair is enough here
     const double u1 = uniform(), u2 = uniform();
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
@@ -53,6 +54,51 @@ class Rng {
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4];
 };
+
+// Exp(1) by the ziggurat method: Marsaglia & Tsang, "The Ziggurat Method for
+// Generating Random Variables", J. Stat. Software 5(8), 2000 (256 layers).
+// Exact in distribution; ~99% of draws cost one integer compare and multiply
+// instead of a log(), which dominated the DES's time per event.
+struct ExpZiggurat {
+  std::uint32_t k[256];
+  double w[256], f[256];
+  ExpZiggurat() {
+    const double m2 = 4294967296.0;
+    double de = 7.697117470131487, te = de;
+    const double ve = 3.949659822581572e-3;
+    const double q = ve / std::exp(-de);
+    k[0] = static_cast<std::uint32_t>((de / q) * m2);
+    k[1] = 0;
+    w[0] = q / m2;
+    w[255] = de / m2;
+    f[0] = 1.0;
+    f[255] = std::exp(-de);
+    for (int i = 254; i >= 1; --i) {
+      de = -std::log(ve / de + std::exp(-de));
+      k[i + 1] = static_cast<std::uint32_t>((de / te) * m2);
+      te = de;
+      f[i] = std::exp(-de);
+      w[i] = de / m2;
+    }
+  }
+  static const ExpZiggurat& table() {
+    static const ExpZiggurat t;  // thread-safe initialisation (C++11)
+    return t;
+  }
+};
+
+inline double Rng::standard_exponential() {
+  const ExpZiggurat& z = ExpZiggurat::table();
+  for (;;) {
+    const std::uint64_t r = next();
+    const auto jz = static_cast<std::uint32_t>(r >> 32);
+    const auto iz = static_cast<std::uint32_t>(r & 255);
+    if (jz < z.k[iz]) return jz * z.w[iz];
+    if (iz == 0) return 7.697117470131487 - std::log(uniform());  // the tail
+    const double x = jz * z.w[iz];
+    if (z.f[iz] + uniform() * (z.f[iz - 1] - z.f[iz]) < std::exp(-x)) return x;
+  }
+}
 
 enum class DistKind { Deterministic = 0, Exponential = 1, Lognormal = 2, Empirical = 3 };
 

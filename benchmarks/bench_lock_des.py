@@ -1,0 +1,84 @@
+"""The lock-contention DES against SimPy on the same model, in the same process.
+
+Model: N = 8 CPUs, each loops { work Exp(2 us); acquire one FIFO lock;
+hold Exp(0.5 us); release }. Both simulators run the same number of lock
+acquisitions; the script prints wall times, events per second, the ratio,
+and mmcost with 1 vs 2 threads for independent replications.
+
+    pip install simpy
+    python benchmarks/bench_lock_des.py [--acquisitions 200000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+import numpy as np
+
+from mmcost import _core, queueing
+
+CPUS, WORK_US, HOLD_US = 8, 2.0, 0.5
+LOCKS = [("lock", 0, 0.0, 0.0)]
+STAGES = [(-1, "work", 1, WORK_US, 0.0, []), (0, "cs", 1, HOLD_US, 0.0, [])]
+
+
+def simpy_run(acquisitions: int, seed: int = 1):
+    import simpy
+
+    rng = random.Random(seed)
+    env = simpy.Environment()
+    lock = simpy.Resource(env, capacity=1)  # FIFO queue, like a queued spinlock
+    done = [0]
+
+    def cpu():
+        while True:
+            yield env.timeout(rng.expovariate(1 / WORK_US))
+            with lock.request() as req:
+                yield req
+                yield env.timeout(rng.expovariate(1 / HOLD_US))
+            done[0] += 1
+            if done[0] >= acquisitions:
+                stop.succeed() if not stop.triggered else None
+
+    stop = env.event()
+    for _ in range(CPUS):
+        env.process(cpu())
+    t = time.perf_counter()
+    env.run(until=stop)
+    wall = time.perf_counter() - t
+    # SimPy schedules ~4 events per acquisition (timeout, request, timeout, release)
+    return wall, done[0] / env.now, 4 * done[0]
+
+
+def mmcost_run(acquisitions: int, replications: int = 1, threads: int = 1, seed: int = 1):
+    t = time.perf_counter()
+    d = _core.locks.simulate(CPUS, LOCKS, STAGES, 0, acquisitions, replications, threads, seed, None)
+    wall = time.perf_counter() - t
+    return wall, float(np.mean(d["ops"] / d["time"])), float(d["events"].sum())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--acquisitions", type=int, default=200_000)
+    args = ap.parse_args()
+    n = args.acquisitions
+    exact = queueing.mva([HOLD_US], WORK_US, CPUS).iloc[-1]["throughput"]
+    mmcost_run(1000)  # warm up
+    tm, xm, em = mmcost_run(n)
+    ts, xs, es = simpy_run(n)
+    print(f"single lock, {CPUS} CPUs, exponential work {WORK_US} us / hold {HOLD_US} us, {n} acquisitions each")
+    print(f"  exact MVA throughput {exact:.4f} /us; mmcost {xm:.4f}; SimPy {xs:.4f}")
+    print(f"  mmcost: {tm * 1e3:9.2f} ms  {em / tm / 1e6:8.2f} M events/s  (1 thread)")
+    print(f"  SimPy : {ts * 1e3:9.2f} ms  {es / ts / 1e6:8.2f} M events/s")
+    print(f"  SimPy / mmcost wall time: {ts / tm:.0f}x")
+    reps = 8
+    t1, _, ev = mmcost_run(n * 5, reps, threads=1)
+    t2, _, _ = mmcost_run(n * 5, reps, threads=2)
+    print(f"  {reps} replications x {n * 5} acquisitions: 1 thread {t1:.3f} s ({ev / t1 / 1e6:.1f} M events/s), "
+          f"2 threads {t2:.3f} s: speed-up {t1 / t2:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

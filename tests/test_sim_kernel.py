@@ -1,0 +1,54 @@
+"""The simulation kernel's distributions against SciPy (mean, variance, KS)
+and the independence of its random streams."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from mmcost import _core
+
+N = 200_000
+
+
+def draw(kind, mean, cv=0.0, samples=(), seed=1, stream=0, n=N):
+    return _core.sim.sample(kind, mean, cv, list(samples), n, seed, stream)
+
+
+def test_exponential_ziggurat_is_exponential():
+    x = draw(1, 2.5)
+    assert x.mean() == pytest.approx(2.5, rel=0.01) and x.var() == pytest.approx(6.25, rel=0.03)
+    assert stats.kstest(x, stats.expon(scale=2.5).cdf).pvalue > 1e-3
+    assert x.min() >= 0 and np.isfinite(x).all()
+    tail = draw(1, 1.0, n=2_000_000)  # the ziggurat's base strip (x > 7.7) is drawn too
+    assert (tail > 7.7).mean() == pytest.approx(np.exp(-7.7), rel=0.3)
+
+
+def test_lognormal_mean_and_cv():
+    x = draw(2, 0.4, cv=1.5)
+    s2 = np.log1p(1.5**2)
+    assert stats.kstest(x, stats.lognorm(s=np.sqrt(s2), scale=0.4 * np.exp(-s2 / 2)).cdf).pvalue > 1e-3
+    assert x.mean() == pytest.approx(0.4, rel=0.03)
+
+
+def test_deterministic_and_empirical():
+    assert (draw(0, 3.0, n=10) == 3.0).all()
+    x = draw(3, 0.0, samples=[1.0, 2.0, 4.0])
+    assert set(np.unique(x)) == {1.0, 2.0, 4.0}
+    counts = np.bincount(np.searchsorted([1.0, 2.0, 4.0], x), minlength=3)
+    assert stats.chisquare(counts).pvalue > 1e-3
+
+
+def test_streams_are_reproducible_and_distinct():
+    a, b = draw(1, 1.0, stream=3, n=1000), draw(1, 1.0, stream=3, n=1000)
+    c = draw(1, 1.0, stream=4, n=1000)
+    np.testing.assert_array_equal(a, b)
+    assert abs(np.corrcoef(a, c)[0, 1]) < 0.1 and not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("args,field", [((1, float("nan"), 0.0, []), "distribution.mean"),
+                                        ((2, 1.0, 0.0, []), "distribution.cv"),
+                                        ((3, 0.0, 0.0, []), "distribution.samples"),
+                                        ((1, -1.0, 0.0, []), "distribution.mean")])
+def test_bad_distributions(args, field):
+    with pytest.raises(ValueError, match=field):
+        _core.sim.sample(*args, 10, 0)
