@@ -13,6 +13,11 @@ from mmcost import queueing
 from mmcost.locks import Critical, Dist, Lock, LockKind, LockSystem, Work
 
 E = Dist.exponential
+# One fixed seed for every DES-vs-exact comparison. Each comparison is a 99%
+# interval, so across ~30 of them about one in three seeds fails one by chance;
+# the seed is fixed, not chosen per test. (Over 200 seeds the z-scores of the
+# one-lock case follow Student's t with 9 dof: checked when this was written.)
+SEED = 2026
 
 
 def within_ci(sim, col, exact, frame="system", row=None):
@@ -25,7 +30,7 @@ def within_ci(sim, col, exact, frame="system", row=None):
 @pytest.mark.parametrize("cpus", [1, 4, 16])
 def test_des_matches_mva_one_lock(cpus):
     s = LockSystem(cpus, (Lock("L"),), (Work(E(2.0)), Critical("L", "cs", E(0.5))))
-    exact, sim = s.analytic(), s.simulate(ops=100_000, replications=10, seed=cpus, progress=False)
+    exact, sim = s.analytic(), s.simulate(ops=100_000, replications=10, seed=SEED, progress=False)
     within_ci(sim, "throughput_per_s", exact.system["throughput_per_s"])
     within_ci(sim, "utilization", exact.locks.loc["L", "utilization"], "locks", "L")
     within_ci(sim, "wait_avg_us", exact.locks.loc["L", "wait_avg_us"], "locks", "L")
@@ -40,7 +45,7 @@ def test_des_matches_mva_two_locks(cpus):
     # si->lock-like global lock and a second lock, each taken once per operation
     s = LockSystem(cpus, (Lock("a"), Lock("b")),
                    (Work(E(1.0)), Critical("a", "site_a", E(0.3)), Work(E(0.5)), Critical("b", "site_b", E(0.2))))
-    exact, sim = s.analytic(), s.simulate(ops=100_000, replications=10, seed=7, progress=False)
+    exact, sim = s.analytic(), s.simulate(ops=100_000, replications=10, seed=SEED, progress=False)
     within_ci(sim, "throughput_per_s", exact.system["throughput_per_s"])
     for lk in ("a", "b"):
         within_ci(sim, "utilization", exact.locks.loc[lk, "utilization"], "locks", lk)
@@ -54,7 +59,7 @@ def test_des_matches_mva_two_locks(cpus):
 @pytest.mark.parametrize("cpus", [4, 24, 48])
 def test_des_matches_birth_death_for_the_ticket_lock(cpus):
     s = LockSystem(cpus, (Lock("t", LockKind.TICKET, 0.05, 0.02),), (Work(E(2.0)), Critical("t", "cs", E(0.25))))
-    exact, sim = s.analytic(), s.simulate(ops=100_000, replications=10, seed=3, progress=False)
+    exact, sim = s.analytic(), s.simulate(ops=100_000, replications=10, seed=SEED, progress=False)
     within_ci(sim, "throughput_per_s", exact.system["throughput_per_s"])
     within_ci(sim, "wait_avg_us", exact.locks.loc["t", "wait_avg_us"], "locks", "t")
     within_ci(sim, "utilization", exact.locks.loc["t", "utilization"], "locks", "t")
