@@ -93,7 +93,10 @@ def lkp_block(rows: pd.DataFrame, base: str = "base", patched: str = "patched", 
         line = f"{_num(r.base):>{w}} {_sd(r.base_sd_pct)} {r.change_pct:>+9.1f}% {_num(r.patched):>{w}} {_sd(r.patched_sd_pct)}"
         if model is not None:
             m = model.iloc[i]
-            line += f"  {m['model_change_pct']:>+8.1f}% [{m['model_lo']:+.1f}, {m['model_hi']:+.1f}]"
+            if np.isfinite(m["model_change_pct"]):
+                line += f"  {m['model_change_pct']:>+8.1f}% [{m['model_lo']:+.1f}, {m['model_hi']:+.1f}]"
+            else:
+                line += f"  {'':>26}"
         lines.append(f"{line}  {r.name}")
     return "\n".join(x.rstrip() for x in lines) + "\n"
 

@@ -65,6 +65,33 @@ def _swapcache_wb_tags(df: pd.DataFrame) -> list[Section]:
                     "swapcache_wb_tags_call_sites.png")]
 
 
+def _fit_swap_cache_lock(df: pd.DataFrame) -> list[Section]:
+    """Seed 004: fit the tree-lock model to the before kernel, predict the after one."""
+    import warnings
+
+    from .swap_cache_lock import SwapCacheLockModel
+
+    lkp = df[df["experiment"] == "vm_scalability_swap_w_seq"]
+    before = lkp[(lkp["variant"] == "base") & lkp["metric"].isin(SwapCacheLockModel.METRICS)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = SwapCacheLockModel().fit(before)
+    rows = report.compare(lkp, "base", "base+patch")
+    model = []
+    for r in rows.itertuples():
+        q = lkp[(lkp["variant"] == "base+patch") & (lkp["source_name"] == r.name) & lkp["metric"].str.endswith("_change_pct")]
+        if q["metric"].str.removesuffix("_change_pct").isin(SwapCacheLockModel.METRICS).all() and len(q) == 1:
+            p = fit.predict(q, n_samples=300, seed=1).iloc[0]
+            model.append(dict(model_change_pct=p["best"], model_lo=p["lo"], model_hi=p["hi"]))
+        else:
+            model.append(dict(model_change_pct=float("nan"), model_lo=float("nan"), model_hi=float("nan")))
+    text = report.lkp_block(rows, "base", "base+patch", model=pd.DataFrame(model))
+    note = ("fitted to the base kernel only; the model column predicts base+patch. "
+            "vm-scalability.throughput is not modelled (nan).")
+    return [Section("tree-lock model (mmcost.swap_cache_lock), fit", str(fit)),
+            Section("tree-lock model: predicted %change vs published", text + note)]
+
+
 SOURCES = {
     "small_thp_swapout": _small_thp_swapout,
     "migrc_tlb": _migrc_tlb,
@@ -74,7 +101,7 @@ SOURCES = {
 
 #: source id -> functions (df) -> list[Section] that fit a model and add its
 #: predictions; filled in by the model modules as they land.
-MODEL_FITS: dict[str, list] = {}
+MODEL_FITS: dict[str, list] = {"swapcache_wb_tags": [_fit_swap_cache_lock]}
 
 
 def run(out: Path) -> str:
