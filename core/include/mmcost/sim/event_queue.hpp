@@ -9,7 +9,7 @@
 #pragma once
 
 #include <cstdint>
-#include <queue>
+#include <cstring>
 #include <vector>
 
 namespace mmcost::sim {
@@ -23,38 +23,94 @@ struct Event {
   std::uint64_t seq() const { return key >> 24; }
 };
 
+// Times are finite and >= 0, and the IEEE-754 bit patterns of non-negative
+// doubles order like unsigned integers: comparing bits avoids the NaN branches
+// of floating-point compares in the heap's hot loop.
+inline std::uint64_t time_bits(double t) {
+  std::uint64_t u;
+  std::memcpy(&u, &t, sizeof u);
+  return u;
+}
+
 struct EventLater {
   bool operator()(const Event& a, const Event& b) const {
-    return a.time > b.time || (a.time == b.time && a.key > b.key);
+    const std::uint64_t ta = time_bits(a.time), tb = time_bits(b.time);
+    return ta > tb || (ta == tb && a.key > b.key);
   }
 };
 
+// A binary min-heap with a lazy pop: pop() only marks the top as consumed,
+// and the handler's first schedule() overwrites it and sifts down once,
+// instead of a sift-down for the pop plus a sift-up for the push (most
+// handlers schedule exactly one follow-up event).
 class EventQueue {
  public:
   static constexpr std::int32_t kMaxTargets = 1 << 20;
   static constexpr std::int32_t kMaxKinds = 16;
 
   double now() const { return now_; }
-  bool empty() const { return heap_.empty(); }
+  bool empty() const { return heap_.size() == (consumed_ ? 1u : 0u); }
   std::uint64_t processed() const { return processed_; }
 
   // target < 2^20, kind < 16 (checked by the models' validation).
   std::uint64_t schedule(double delay, std::int32_t target, std::int32_t kind) {
     const std::uint64_t seq = seq_++;
-    heap_.push(Event{now_ + delay, (seq << 24) | (static_cast<std::uint64_t>(target) << 4) |
-                                       static_cast<std::uint64_t>(kind)});
+    const Event e{now_ + delay, (seq << 24) | (static_cast<std::uint64_t>(target) << 4) |
+                                    static_cast<std::uint64_t>(kind)};
+    if (consumed_) {
+      consumed_ = false;
+      heap_[0] = e;
+      sift_down(0);
+    } else {
+      heap_.push_back(e);
+      sift_up(heap_.size() - 1);
+    }
     return seq;
   }
+
   Event pop() {
-    Event e = heap_.top();
-    heap_.pop();
+    if (consumed_) remove_top();
+    consumed_ = true;
+    const Event e = heap_[0];
     now_ = e.time;
     ++processed_;
     return e;
   }
 
  private:
-  std::priority_queue<Event, std::vector<Event>, EventLater> heap_;
+  void remove_top() {
+    consumed_ = false;
+    heap_[0] = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) sift_down(0);
+  }
+  void sift_up(std::size_t i) {
+    const Event e = heap_[i];
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 2;
+      if (!later_(heap_[parent], e)) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+  void sift_down(std::size_t i) {
+    const std::size_t n = heap_.size();
+    const Event e = heap_[i];
+    for (;;) {
+      std::size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && later_(heap_[child], heap_[child + 1])) ++child;
+      if (!later_(e, heap_[child])) break;
+      heap_[i] = heap_[child];
+      i = child;
+    }
+    heap_[i] = e;
+  }
+
+  std::vector<Event> heap_;
+  EventLater later_;
+  bool consumed_ = false;
   double now_ = 0.0;
   std::uint64_t seq_ = 0;
   std::uint64_t processed_ = 0;

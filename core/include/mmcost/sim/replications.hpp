@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -33,7 +34,8 @@ ReplicationRun<Result> run_replications(int replications, int threads,
   std::atomic<bool> stop{false};
   std::atomic<int> next{0}, done{0};
   std::exception_ptr error;
-  std::mutex error_mutex;
+  std::mutex mutex;  // guards error; pairs with wake for the caller's waits
+  std::condition_variable wake;
   auto worker = [&]() {
     for (;;) {
       const int r = next.fetch_add(1);
@@ -41,26 +43,34 @@ ReplicationRun<Result> run_replications(int replications, int threads,
       try {
         out.results[static_cast<std::size_t>(r)] = run(r, stop);
       } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
+        std::lock_guard<std::mutex> lock(mutex);
         if (!error) error = std::current_exception();
         stop = true;
+        wake.notify_all();
         return;
       }
-      done.fetch_add(1);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        done.fetch_add(1);
+      }
+      wake.notify_all();
     }
   };
   std::vector<std::thread> pool;
   const int n = threads < 1 ? 1 : (threads > replications ? replications : threads);
   for (int i = 0; i < n; ++i) pool.emplace_back(worker);
-  auto last_poll = std::chrono::steady_clock::now();
-  while (done.load() < replications && !stop.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // short runs return at once
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_poll < std::chrono::milliseconds(poll_ms)) continue;
-    last_poll = now;
+  for (;;) {
+    {
+      // wakes when a replication ends (short runs return at once) or after poll_ms
+      std::unique_lock<std::mutex> lock(mutex);
+      wake.wait_for(lock, std::chrono::milliseconds(poll_ms),
+                    [&] { return done.load() >= replications || stop.load(); });
+      if (done.load() >= replications || stop.load()) break;
+    }
     if (should_stop && should_stop(done.load())) {
       stop = true;
       out.stopped = true;
+      break;
     }
   }
   for (auto& t : pool) t.join();
