@@ -1,0 +1,91 @@
+"""Seed 003's mechanism: the global swap allocator lock vs per-cluster locks.
+
+Before Kairui Song's series ("mm, swap: rework of swap allocator locks",
+2024), every swap slot allocation and free in ``mm/swapfile.c``
+(``scan_swap_map_slots``, ``swap_entry_free`` ...) took the global
+``si->lock``; after it, slots come from per-CPU clusters under per-cluster
+locks (``cluster_move``, ``cluster_isolate_lock`` in the after-series
+``perf lock contention`` rows), and ``si->lock`` is nearly never contended.
+
+Model: ``make -jN`` keeps N CPUs busy (the published user + sys + N x real
+accounting closes to 99.2%, see the notebook). Per swapped page a CPU works
+outside the lock (user compile time and the rest of the kernel: reclaim, zram
+compression, faults) and holds the allocator lock. The totals over the build
+are the parameters: ``user_cpu_s``, ``sys_other_cpu_s`` and ``lock_hold_cpu_s``.
+Before: one queued spinlock shared by the N CPUs (exact MVA per page; the
+build's page count cancels out); the time spent spinning is system time. After:
+the same holds under per-cluster locks, uncontended. So
+
+    before: sys = S + H + W(N),  real = (U + S + H + W(N)) / N
+    after:  sys = S + H,         real = (U + S + H) / N
+
+with W(N) the total spin time from MVA. ``hold_us`` (one acquisition) only
+converts totals into per-acquisition numbers for a ``perf lock contention``
+table; the sys/real data cannot identify it, so it is fixed at a prior whose
+source is the after-series rows (avg wait 2.25-2.74 us, max 3.95-4.58 us).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from . import queueing
+from .model import Model, Parameter, Prior
+
+PAGES = 1.0e6  # any page count: the results do not depend on it (homogeneity)
+
+
+@dataclass(frozen=True)
+class SwapAllocLockModel(Model):
+    """``variants`` maps each variant to True when it uses the global si->lock."""
+
+    name: str = "swap_alloc_lock"
+    variants: dict = field(default_factory=lambda: {"before": True, "after": False})
+
+    PARAMETERS: ClassVar = (
+        Parameter("user_cpu_s", 8000.0, "s", 0.0, 1e7, doc="user CPU time of the whole build"),
+        Parameter("sys_other_cpu_s", 30000.0, "s", 0.0, 1e7, doc="kernel CPU time outside the allocator lock"),
+        Parameter("lock_hold_cpu_s", 800.0, "s", 1e-3, 1e7, doc="total allocator-lock hold time of the build"),
+        Parameter("hold_us", 2.5, "us", 0.05, 100.0, free=False,
+                  prior=Prior(2.5, 1.5, "seed 003 after-series perf lock contention rows: avg wait 2.25-2.74 us, max 3.95-4.58 us"),
+                  doc="one allocator-lock hold; only scales per-acquisition outputs"),
+    )
+    METRICS: ClassVar = ("sys_time_s", "real_time_s")
+
+    def spin(self, n: int, p) -> dict:
+        """Totals over the build with the global lock and n CPUs (MVA)."""
+        z = (p["user_cpu_s"] + p["sys_other_cpu_s"]) / PAGES
+        h = p["lock_hold_cpu_s"] / PAGES
+        df = queueing.mva([h], z, int(n), stations=["lock"])
+        top = df.iloc[-1]
+        wait_total = (top["residence_time_lock"] - h) * PAGES
+        busy_seen = df["utilization_lock"].iloc[-2] if n > 1 else 0.0
+        return dict(wait_total_s=wait_total, real_s=PAGES / top["throughput"], busy_seen=busy_seen,
+                    utilization=top["utilization_lock"])
+
+    def totals(self, n: int, variant: str, p) -> dict:
+        if variant not in self.variants:
+            raise ValueError(f"{self.name}: unknown variant {variant!r}; known: {list(self.variants)}")
+        base = p["sys_other_cpu_s"] + p["lock_hold_cpu_s"]
+        if self.variants[variant]:
+            s = self.spin(n, p)
+            return dict(sys_time_s=base + s["wait_total_s"], real_time_s=s["real_s"])
+        return dict(sys_time_s=base, real_time_s=(p["user_cpu_s"] + base) / n)
+
+    def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
+        n = rows["processes"] if "processes" in rows else rows["threads"]
+        return np.array([self.totals(int(k), v, p)[metric] for k, v in zip(n, rows["variant"])])
+
+    def contention_table(self, n: int, p=None) -> pd.DataFrame:
+        """A ``perf lock contention``-style row for si->lock over the whole build, before the series."""
+        p = {**self.values(), **(p or {})}
+        s = self.spin(n, p)
+        acquisitions = p["lock_hold_cpu_s"] / (p["hold_us"] * 1e-6)
+        return pd.DataFrame([dict(
+            threads=n, acquisitions=acquisitions, contended=acquisitions * s["busy_seen"],
+            total_wait_s=s["wait_total_s"], avg_wait_us=s["wait_total_s"] / acquisitions * 1e6,
+            lock_utilization=s["utilization"], type="spinlock", caller="si->lock (global)")])
