@@ -23,7 +23,7 @@ using namespace pybind11::literals;
 namespace {
 
 using LockTuple = std::tuple<std::string, int, double, double>;
-using StageTuple = std::tuple<int, std::string, int, double, double, std::vector<double>>;
+using StageTuple = std::tuple<int, std::string, int, double, double, std::vector<double>, bool>;
 
 py::array_t<double> column(const std::vector<lk::LockSimResult>& rs, double lk::LockSimResult::*field) {
   py::array_t<double> a(static_cast<py::ssize_t>(rs.size()));
@@ -42,14 +42,17 @@ py::array_t<double> matrix(const std::vector<lk::LockSimResult>& rs, std::size_t
 }
 
 py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vector<StageTuple>& stages, long warmup_ops,
-                  long ops, int replications, int threads, std::uint64_t seed, py::object progress) {
+                  long ops, int replications, int threads, std::uint64_t seed, double irq_rate, double irq_service,
+                  py::object progress) {
   lk::LockSimParams p;
   p.cpus = cpus;
   p.warmup_ops = warmup_ops;
   p.ops = ops;
+  p.irq_rate = irq_rate;
+  p.irq_service = irq_service;
   for (const auto& [name, kind, handoff, per_waiter] : locks)
     p.locks.push_back(lk::LockSpec{name, static_cast<lk::LockKind>(kind), handoff, per_waiter});
-  for (const auto& [lock, site, kind, mean, cv, samples] : stages) {
+  for (const auto& [lock, site, kind, mean, cv, samples, irq_disabled] : stages) {
     lk::Stage s;
     s.lock = lock;
     s.site = site;
@@ -57,6 +60,7 @@ py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vect
     s.time.mean = mean;
     s.time.cv = cv;
     s.time.samples = samples;
+    s.irq_disabled = irq_disabled;
     p.stages.push_back(std::move(s));
   }
   if (replications < 1) throw mmcost::InvalidArgument("replications must be >= 1");
@@ -110,9 +114,10 @@ py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vect
 
 void bind_locks(py::module_& m) {
   m.def("simulate", &simulate, "cpus"_a, "locks"_a, "stages"_a, "warmup_ops"_a, "ops"_a, "replications"_a,
-        "threads"_a, "seed"_a, "progress"_a = py::none(),
+        "threads"_a, "seed"_a, "irq_rate"_a = 0.0, "irq_service"_a = 0.0, "progress"_a = py::none(),
         "Lock-contention DES: independent replications on threads (GIL released, Ctrl-C stops cleanly).\n"
         "locks: [(name, kind 0=queued 1=ticket, handoff, handoff_per_waiter)];\n"
-        "stages: [(lock index or -1 for work, site, dist kind 0=det 1=exp 2=lognormal 3=empirical, mean, cv, samples)].\n"
+        "stages: [(lock index or -1 for work, site, dist kind 0=det 1=exp 2=lognormal 3=empirical, mean, cv, samples,\n"
+        "          irq_disabled)]; irq_rate, irq_service: Poisson interrupts per CPU and their handler time.\n"
         "Returns per-replication arrays (rows = replications).");
 }

@@ -121,11 +121,17 @@ class Work:
 
 @dataclass(frozen=True)
 class Critical:
-    """Hold ``lock`` for ``hold`` at call site ``site`` (e.g. ``__add_to_swap_cache``)."""
+    """Hold ``lock`` for ``hold`` at call site ``site`` (e.g. ``__add_to_swap_cache``).
+
+    ``irq_disabled``: the section runs under ``spin_lock_irq``/``_irqsave``, so
+    interrupts arriving during the hold wait until the unlock and run outside
+    the lock; with a plain ``spin_lock`` they run inside and stretch the hold
+    (see :class:`LockSystem`'s ``irq_rate_per_us``)."""
 
     lock: str
     site: str
     hold: Dist
+    irq_disabled: bool = False
 
 
 @dataclass(frozen=True)
@@ -152,10 +158,15 @@ class LockSystem:
     cpus: int
     locks: tuple
     stages: tuple
-    _checked: bool = field(default=False, repr=False, compare=False)
+    #: Poisson interrupt rate per CPU (timer ticks, IPIs, device interrupts)
+    irq_rate_per_us: float = 0.0
+    #: handler time per interrupt
+    irq_service_us: float = 0.0
 
     def __post_init__(self):
         v.count("cpus", self.cpus)
+        v.scalar("irq_rate_per_us", self.irq_rate_per_us)
+        v.scalar("irq_service_us", self.irq_service_us)
         if not self.stages:
             raise ValueError("stages must not be empty")
         names = [lk.name for lk in self.locks]
@@ -175,6 +186,8 @@ class LockSystem:
                 st.hold.check(f"stages[{i}].hold")
                 if self.lock(st.lock).kind == LockKind.TICKET and st.hold.kind != "exponential":
                     raise ValueError(f"stages[{i}].hold: a ticket lock's hold must be exponential (Boyd-Wickizer Markov model)")
+                if self.lock(st.lock).kind == LockKind.TICKET and self.irq_load > 0:
+                    raise ValueError(f"stages[{i}]: interrupts (irq_rate_per_us) are not modelled for ticket locks")
                 sites.append(st.site)
             else:
                 raise TypeError(f"stages[{i}] must be Work or Critical, got {type(st).__name__}")
@@ -189,8 +202,26 @@ class LockSystem:
         return [s for s in self.stages if isinstance(s, Critical)]
 
     @property
+    def irq_load(self) -> float:
+        """Fraction of a CPU's time interrupts take, rate x service."""
+        return self.irq_rate_per_us * self.irq_service_us
+
+    def _hold_moments(self, c: Critical) -> tuple[float, float]:
+        """(mean, variance) of a hold with its interrupts: K ~ Poisson(rate h)
+        handlers of ``irq_service_us`` each inside it unless irq-disabled."""
+        h, var = c.hold.mean_us, c.hold.scv * c.hold.mean_us**2
+        if c.irq_disabled or self.irq_load == 0:
+            return h, var
+        rho = self.irq_load
+        return h * (1 + rho), var * (1 + rho) ** 2 + h * self.irq_rate_per_us * self.irq_service_us**2
+
+    @property
     def think_us(self) -> float:
-        return float(sum(s.time.mean_us for s in self.stages if isinstance(s, Work)))
+        """Mean time per operation outside every lock: the work stages, plus the
+        interrupts deferred past irq-disabled unlocks."""
+        work = sum(s.time.mean_us for s in self.stages if isinstance(s, Work))
+        deferred = sum(c.hold.mean_us * self.irq_load for c in self.critical if c.irq_disabled)
+        return float(work + deferred)
 
     # --- analytic -----------------------------------------------------------------
     def analytic(self) -> LockResult:
@@ -204,8 +235,9 @@ class LockSystem:
         visits, service, scv = [], [], []
         for lk in used:
             secs = [c for c in self.critical if c.lock == lk.name]
-            s = np.array([lk.handoff_us + c.hold.mean_us for c in secs])
-            var = np.array([c.hold.scv * c.hold.mean_us**2 for c in secs])
+            moments = np.array([self._hold_moments(c) for c in secs])
+            s = lk.handoff_us + moments[:, 0]
+            var = moments[:, 1]
             visits.append(len(secs))
             service.append(s.mean())
             second = np.mean(var + s**2)
@@ -285,8 +317,8 @@ class LockSystem:
         names = [lk.name for lk in self.locks]
         core_locks = [(lk.name, 0 if LockKind(lk.kind) == LockKind.QUEUED else 1, float(lk.handoff_us),
                        float(lk.handoff_per_waiter_us)) for lk in self.locks]
-        core_stages = [(-1, "", *s.time._core()) if isinstance(s, Work) else (names.index(s.lock), s.site, *s.hold._core())
-                       for s in self.stages]
+        core_stages = [(-1, "", *s.time._core(), False) if isinstance(s, Work)
+                       else (names.index(s.lock), s.site, *s.hold._core(), bool(s.irq_disabled)) for s in self.stages]
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -298,8 +330,9 @@ class LockSystem:
                 bar.update(done - bar.n)
 
         try:
-            d = _core.locks.simulate(self.cpus, core_locks, core_stages, warmup_ops, ops, replications, threads,
-                                     seed, report if bar is not None else None)
+            d = _core.locks.simulate(self.cpus, core_locks, core_stages, warmup_ops, ops, replications, threads, seed,
+                                     irq_rate=float(self.irq_rate_per_us), irq_service=float(self.irq_service_us),
+                                     progress=report if bar is not None else None)
         finally:
             if bar is not None:
                 bar.close()

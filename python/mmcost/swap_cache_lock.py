@@ -66,7 +66,8 @@ class SwapCacheLockModel(Model):
     def system(self, processes: int, writeback_tags: bool, p) -> LockSystem:
         hold = Dist.exponential(p["hold_us"])
         stages = [Work(Dist.exponential(p["work_us"]))]
-        stages += [Critical("tree_lock", site, hold) for site, tag in SITES if writeback_tags or not tag]
+        # all four sites use spin_lock_irq/_irqsave: irq-disabled sections
+        stages += [Critical("tree_lock", site, hold, irq_disabled=True) for site, tag in SITES if writeback_tags or not tag]
         return LockSystem(int(processes), (Lock("tree_lock"),), tuple(stages))
 
     def _solve(self, processes, variant, p):

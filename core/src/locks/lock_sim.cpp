@@ -22,6 +22,8 @@ void LockSimParams::validate() const {
     if (locks[l].kind != LockKind::Queued && locks[l].kind != LockKind::Ticket)
       throw InvalidArgument(f + ".kind is unknown");
   }
+  check::finite_nonnegative("irq_rate", irq_rate);
+  check::finite_nonnegative("irq_service", irq_service);
   bool any_time = false;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     const auto f = check::indexed("stages", s);
@@ -33,6 +35,9 @@ void LockSimParams::validate() const {
     if (st.lock >= 0 && locks[static_cast<std::size_t>(st.lock)].kind == LockKind::Ticket &&
         st.time.kind != sim::DistKind::Exponential)
       throw InvalidArgument(f + ".time: a ticket lock's hold must be exponential (the Boyd-Wickizer Markov model)");
+    if (st.lock >= 0 && locks[static_cast<std::size_t>(st.lock)].kind == LockKind::Ticket && irq_rate > 0 &&
+        irq_service > 0)
+      throw InvalidArgument(f + ": interrupts (irq_rate) are not modelled for ticket locks");
     any_time = any_time || st.time.expected() > 0 ||
                (st.lock >= 0 && locks[static_cast<std::size_t>(st.lock)].handoff > 0);
   }
@@ -41,7 +46,7 @@ void LockSimParams::validate() const {
 
 namespace {
 
-enum EventKind : std::int32_t { kStageDone = 0, kTicketDone = 1 };
+enum EventKind : std::int32_t { kStageDone = 0, kTicketDone = 1, kResume = 2 };
 
 // FIFO of waiting CPUs in a ring buffer sized for all CPUs (no allocation).
 class WaitQueue {
@@ -78,7 +83,8 @@ class LockSim {
  public:
   LockSim(const LockSimParams& p, std::uint64_t seed, std::uint64_t rep)
       : p_(p), rng_(seed, rep), locks_(p.locks.size(), LockState{-1, WaitQueue(p.cpus), ~0ULL, 0.0}),
-        stage_(static_cast<std::size_t>(p.cpus), 0), request_(static_cast<std::size_t>(p.cpus), 0.0) {
+        stage_(static_cast<std::size_t>(p.cpus), 0), request_(static_cast<std::size_t>(p.cpus), 0.0),
+        deferred_(static_cast<std::size_t>(p.cpus), 0.0) {
     r_.per_lock.resize(p.locks.size());
     r_.lock_busy.assign(p.locks.size(), 0.0);
     r_.per_stage.resize(p.stages.size());
@@ -99,6 +105,8 @@ class LockSim {
       const sim::Event e = q_.pop();
       if (e.kind() == kStageDone) {
         finish_stage(e.target());
+      } else if (e.kind() == kResume) {
+        begin_stage(e.target());
       } else if (e.seq() == locks_[static_cast<std::size_t>(e.target())].expected) {
         ticket_done(e.target());
       }
@@ -142,11 +150,25 @@ class LockSim {
     } else {
       L.holder = cpu;
       acquired(cpu, l);
-      if (spec.kind == LockKind::Queued) {
-        q_.schedule(spec.handoff + st(cpu).time.sample(rng_), cpu, kStageDone);
-      }
+      if (spec.kind == LockKind::Queued) q_.schedule(spec.handoff + hold(cpu), cpu, kStageDone);
     }
     if (spec.kind == LockKind::Ticket) reschedule_ticket(l);
+  }
+
+  // A hold of the CPU's current critical section, with the interrupts that
+  // arrive during it either inside (stretching it) or deferred past the unlock.
+  double hold(int cpu) {
+    const auto& s = st(cpu);
+    double h = s.time.sample(rng_);
+    if (p_.irq_rate > 0.0 && p_.irq_service > 0.0) {
+      int k = 0;  // Poisson(irq_rate * h) arrivals during the hold's own progress
+      for (double t = rng_.exponential(1.0 / p_.irq_rate); t < h; t += rng_.exponential(1.0 / p_.irq_rate)) ++k;
+      if (s.irq_disabled)
+        deferred_[static_cast<std::size_t>(cpu)] += k * p_.irq_service;
+      else
+        h += k * p_.irq_service;
+    }
+    return h;
   }
 
   static void count(Counters& c, double wait) {
@@ -171,7 +193,7 @@ class LockSim {
       L.holder = next;
       acquired(next, l);
       const auto& spec = p_.locks[static_cast<std::size_t>(l)];
-      if (spec.kind == LockKind::Queued) q_.schedule(spec.handoff + st(next).time.sample(rng_), next, kStageDone);
+      if (spec.kind == LockKind::Queued) q_.schedule(spec.handoff + hold(next), next, kStageDone);
     }
   }
 
@@ -206,6 +228,12 @@ class LockSim {
       if (completed_ > p_.warmup_ops) r_.ops += 1;
       if (completed_ == p_.warmup_ops) reset();
     }
+    double& d = deferred_[static_cast<std::size_t>(cpu)];
+    if (d > 0.0) {  // interrupts held back by an irq-disabled section run now
+      q_.schedule(d, cpu, kResume);
+      d = 0.0;
+      return;
+    }
     begin_stage(cpu);
   }
 
@@ -225,6 +253,7 @@ class LockSim {
   std::vector<LockState> locks_;
   std::vector<int> stage_;
   std::vector<double> request_;
+  std::vector<double> deferred_;  // interrupt time owed after an irq-disabled unlock
   LockSimResult r_;
   long completed_ = 0;
   double t0_ = 0.0;

@@ -29,16 +29,26 @@ struct LockSpec {
 
 // A stage of the operation: free work (lock < 0), or a critical section that
 // holds lock `lock` for `time` at call site `site` (e.g. __add_to_swap_cache).
+//
+// Interrupts arrive at each CPU as a Poisson stream (irq_rate per time unit,
+// irq_service each). In a plain spin_lock section they run inside it and
+// stretch the hold; with irq_disabled (spin_lock_irq / _irqsave, as all four
+// swap-cache tree-lock sites in seed 004) they wait until the unlock and run
+// outside the lock (local_irq_restore -> pending handlers). Interrupts while
+// spinning are not modelled.
 struct Stage {
   int lock = -1;
   std::string site;
   sim::Distribution time;
+  bool irq_disabled = false;
 };
 
 struct LockSimParams {
   int cpus = 1;
   std::vector<LockSpec> locks;
   std::vector<Stage> stages;
+  double irq_rate = 0.0;     // interrupts per time unit per CPU
+  double irq_service = 0.0;  // time units per interrupt
   long warmup_ops = 1000;  // operations completed before statistics start
   long ops = 100000;       // operations measured after the warm-up
   void validate() const;   // throws InvalidArgument naming the field
