@@ -54,7 +54,7 @@ def simpy_run(acquisitions: int, seed: int = 1):
 
 def mmcost_run(acquisitions: int, replications: int = 1, threads: int = 1, seed: int = 1):
     t = time.perf_counter()
-    d = _core.locks.simulate(CPUS, LOCKS, STAGES, 0, acquisitions, replications, threads, seed, None)
+    d = _core.locks.simulate(CPUS, LOCKS, STAGES, 0, acquisitions, replications, threads, seed)
     wall = time.perf_counter() - t
     return wall, float(np.mean(d["ops"] / d["time"])), float(d["events"].sum())
 
