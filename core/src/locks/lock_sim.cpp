@@ -84,7 +84,7 @@ class LockSim {
   LockSim(const LockSimParams& p, std::uint64_t seed, std::uint64_t rep)
       : p_(p), rng_(seed, rep), locks_(p.locks.size(), LockState{-1, WaitQueue(p.cpus), ~0ULL, 0.0}),
         stage_(static_cast<std::size_t>(p.cpus), 0), request_(static_cast<std::size_t>(p.cpus), 0.0),
-        deferred_(static_cast<std::size_t>(p.cpus), 0.0) {
+        deferred_(static_cast<std::size_t>(p.cpus), 0.0), irq_(p.irq_rate > 0.0 && p.irq_service > 0.0) {
     r_.per_lock.resize(p.locks.size());
     r_.lock_busy.assign(p.locks.size(), 0.0);
     r_.per_stage.resize(p.stages.size());
@@ -160,7 +160,7 @@ class LockSim {
   double hold(int cpu) {
     const auto& s = st(cpu);
     double h = s.time.sample(rng_);
-    if (p_.irq_rate > 0.0 && p_.irq_service > 0.0) {
+    if (irq_) {
       int k = 0;  // Poisson(irq_rate * h) arrivals during the hold's own progress
       for (double t = rng_.exponential(1.0 / p_.irq_rate); t < h; t += rng_.exponential(1.0 / p_.irq_rate)) ++k;
       if (s.irq_disabled)
@@ -254,6 +254,7 @@ class LockSim {
   std::vector<int> stage_;
   std::vector<double> request_;
   std::vector<double> deferred_;  // interrupt time owed after an irq-disabled unlock
+  bool irq_;
   LockSimResult r_;
   long completed_ = 0;
   double t0_ = 0.0;

@@ -22,39 +22,6 @@ inline std::uint64_t splitmix64(std::uint64_t& x) {
   return z ^ (z >> 31);
 }
 
-// xoshiro256** (Blackman & Vigna, "Scrambled linear pseudorandom number
-// generators", ACM TOMS 47(4), 2021): fast, 256-bit state.
-class Rng {
- public:
-  Rng(std::uint64_t root_seed, std::uint64_t stream) {
-    std::uint64_t x = root_seed ^ splitmix64(stream);
-    for (auto& w : s_) w = splitmix64(x);
-  }
-  std::uint64_t next() {
-    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
-  // Uniform in (0, 1]: never 0, so log() is finite.
-  double uniform() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
-  double exponential(double mean) { return mean * standard_exponential(); }
-  double standard_exponential();  // ziggurat, below
-  double normal() {  // Box-Muller; one of the pair is enough here
-    const double u1 = uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-
- private:
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  std::uint64_t s_[4];
-};
-
 // Exp(1) by the ziggurat method: Marsaglia & Tsang, "The Ziggurat Method for
 // Generating Random Variables", J. Stat. Software 5(8), 2000 (256 layers).
 // Exact in distribution; ~99% of draws cost one integer compare and multiply
@@ -87,8 +54,42 @@ struct ExpZiggurat {
   }
 };
 
+// xoshiro256** (Blackman & Vigna, "Scrambled linear pseudorandom number
+// generators", ACM TOMS 47(4), 2021): fast, 256-bit state.
+class Rng {
+ public:
+  Rng(std::uint64_t root_seed, std::uint64_t stream) : zig_(&ExpZiggurat::table()) {
+    std::uint64_t x = root_seed ^ splitmix64(stream);
+    for (auto& w : s_) w = splitmix64(x);
+  }
+  std::uint64_t next() {
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+  // Uniform in (0, 1]: never 0, so log() is finite.
+  double uniform() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
+  double exponential(double mean) { return mean * standard_exponential(); }
+  double standard_exponential();  // ziggurat, below
+  double normal() {  // Box-Muller; one of the pair is enough here
+    const double u1 = uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+
+ private:
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  const ExpZiggurat* zig_;  // looked up once: no static-init guard per draw
+  std::uint64_t s_[4];
+};
+
 inline double Rng::standard_exponential() {
-  const ExpZiggurat& z = ExpZiggurat::table();
+  const ExpZiggurat& z = *zig_;
   for (;;) {
     const std::uint64_t r = next();
     const auto jz = static_cast<std::uint32_t>(r >> 32);
