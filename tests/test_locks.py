@@ -187,3 +187,15 @@ def test_irq_arguments():
         LockSystem(2, (Lock("L"),), (Critical("L", "cs", E(1.0)),), irq_rate_per_us=-1.0)
     with pytest.raises(ValueError, match="ticket"):
         LockSystem(2, (Lock("L", LockKind.TICKET),), (Critical("L", "cs", E(1.0)),), irq_rate_per_us=0.1, irq_service_us=1.0)
+
+
+def test_wait_distribution_of_two_cpus_is_exact():
+    # Two CPUs, exponential think Z and hold S: a request finds the lock busy
+    # with the arrival-theorem probability U(1) = S / (Z + S) and then waits
+    # the other's residual hold, Exp(S). So E[W] = U S and Var[W] = 2 U S^2 - (U S)^2.
+    z, s = 2.0, 0.5
+    u = s / (z + s)
+    sim = LockSystem(2, (Lock("L"),), (Work(E(z)), Critical("L", "cs", E(s)))).simulate(
+        ops=200_000, replications=8, seed=SEED, progress=False)
+    assert sim.sites.loc["cs", "wait_avg_us"] == pytest.approx(u * s, rel=0.01)
+    assert sim.sites.loc["cs", "wait_sd_us"] == pytest.approx(np.sqrt(2 * u * s**2 - (u * s) ** 2), rel=0.01)

@@ -52,3 +52,20 @@ def test_streams_are_reproducible_and_distinct():
 def test_bad_distributions(args, field):
     with pytest.raises(ValueError, match=field):
         _core.sim.sample(*args, 10, 0)
+
+
+@pytest.mark.parametrize("split", [0, 1, 500, 1000])
+def test_running_stats_match_numpy_and_merge_exactly(split):
+    rng = np.random.default_rng(9)
+    x = 1e9 + rng.exponential(3.0, 1000)  # a large offset: the naive sum of squares would cancel
+    r = _core.sim.running_stats(x.tolist(), split)
+    assert r["count"] == 1000
+    assert r["mean"] == pytest.approx(x.mean(), rel=1e-15)
+    assert r["variance"] == pytest.approx(x.var(ddof=1), rel=1e-9)
+    assert (r["min"], r["max"]) == (x.min(), x.max())
+
+
+def test_running_stats_edge_cases():
+    assert np.isnan(_core.sim.running_stats([], 0)["mean"])
+    one = _core.sim.running_stats([2.5], 1)
+    assert one["mean"] == 2.5 and np.isnan(one["variance"])

@@ -97,15 +97,18 @@ py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vect
   d["ops"] = column(rs, &lk::LockSimResult::ops);
   d["events"] = column(rs, &lk::LockSimResult::events);
   d["lock_busy"] = matrix(rs, L, [](const lk::LockSimResult& r, std::size_t j) { return r.lock_busy[j]; });
-  const std::pair<const char*, double lk::Counters::*> fields[] = {{"acquisitions", &lk::Counters::acquisitions},
-                                                                     {"contended", &lk::Counters::contended},
-                                                                     {"wait_total", &lk::Counters::wait_total},
-                                                                     {"wait_max", &lk::Counters::wait_max}};
-  for (const auto& [name, f] : fields) {
+  using Get = double (*)(const lk::Counters&);
+  const std::pair<const char*, Get> fields[] = {
+      {"acquisitions", [](const lk::Counters& c) { return static_cast<double>(c.wait.count()); }},
+      {"contended", [](const lk::Counters& c) { return c.contended; }},
+      {"wait_total", [](const lk::Counters& c) { return c.wait.sum(); }},
+      {"wait_max", [](const lk::Counters& c) { return c.wait.count() ? c.wait.max() : 0.0; }},
+      {"wait_var", [](const lk::Counters& c) { return c.wait.count() > 1 ? c.wait.variance() : 0.0; }}};
+  for (const auto& [name, get] : fields) {
     d[py::str(std::string("lock_") + name)] =
-        matrix(rs, L, [f = f](const lk::LockSimResult& r, std::size_t j) { return r.per_lock[j].*f; });
+        matrix(rs, L, [get = get](const lk::LockSimResult& r, std::size_t j) { return get(r.per_lock[j]); });
     d[py::str(std::string("stage_") + name)] =
-        matrix(rs, S, [f = f](const lk::LockSimResult& r, std::size_t j) { return r.per_stage[j].*f; });
+        matrix(rs, S, [get = get](const lk::LockSimResult& r, std::size_t j) { return get(r.per_stage[j]); });
   }
   return d;
 }

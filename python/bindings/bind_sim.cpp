@@ -4,13 +4,19 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 #include "mmcost/sim/random.hpp"
+#include "mmcost/sim/stats.hpp"
 
 namespace py = pybind11;
 namespace sim = mmcost::sim;
 using namespace pybind11::literals;
 
+void bind_stats(py::module_& m);
+
 void bind_sim(py::module_& m) {
+  bind_stats(m);
   m.def(
       "sample",
       [](int kind, double mean, double cv, std::vector<double> samples, long n, std::uint64_t seed,
@@ -33,4 +39,20 @@ void bind_sim(py::module_& m) {
       },
       "kind"_a, "mean"_a, "cv"_a, "samples"_a, "n"_a, "seed"_a, "stream"_a = 0,
       "n draws of a distribution (kind 0=deterministic 1=exponential 2=lognormal 3=empirical) from stream (seed, stream).");
+}
+
+void bind_stats(py::module_& m) {
+  m.def(
+      "running_stats",
+      [](const std::vector<double>& values, long split) {
+        // accumulate values[:split] and values[split:] separately, then merge:
+        // exercises both the streaming update and the exact merge
+        sim::RunningStats a, b;
+        const auto k = static_cast<std::size_t>(std::clamp<long>(split, 0, static_cast<long>(values.size())));
+        for (std::size_t i = 0; i < values.size(); ++i) (i < k ? a : b).add(values[i]);
+        a.merge(b);
+        return py::dict("count"_a = a.count(), "mean"_a = a.mean(), "variance"_a = a.variance(), "min"_a = a.min(),
+                        "max"_a = a.max(), "sum"_a = a.sum());
+      },
+      "values"_a, "split"_a, "Streaming mean/variance/min/max of values (two accumulators merged at split).");
 }

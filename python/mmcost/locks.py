@@ -292,9 +292,10 @@ class LockSystem:
             [dict(site=k, lock=d["lock"], acquisitions_per_s=d["acquisitions"] * US_PER_S,
                   contended_per_s=d["contended"] * US_PER_S, wait_avg_us=d["wait"],
                   wait_total_us_per_s=d["wait"] * d["acquisitions"] * US_PER_S, wait_max_us=d.get("wait_max", math.nan),
+                  wait_sd_us=d.get("wait_sd", math.nan),
                   spin_share_pct=100 * d["wait"] * d["acquisitions"] / self.cpus) for k, d in per_site.items()],
             columns=["site", "lock", "acquisitions_per_s", "contended_per_s", "wait_avg_us", "wait_total_us_per_s",
-                     "wait_max_us", "spin_share_pct"]).set_index("site")
+                     "wait_max_us", "wait_sd_us", "spin_share_pct"]).set_index("site")
         if ci is not None:
             for name, frame in (("system", system), ("locks", locks), ("sites", sites)):
                 for col, half in ci[name].items():
@@ -375,7 +376,10 @@ class LockSystem:
             w, w_ci = mean_ci(wait_total / np.maximum(acq, 1))
             share, share_ci = mean_ci(100 * wait_total / (t * self.cpus))
             c, _ = mean_ci(d["stage_contended"][:, j] / t)
-            per_site[st.site] = dict(lock=st.lock, acquisitions=a, contended=c, wait=w, wait_max=float(d["stage_wait_max"][:, j].max()))
+            # pooled standard deviation of single waits across replications (equal sizes)
+            sd = float(np.sqrt(np.mean(d["stage_wait_var"][:, j])))
+            per_site[st.site] = dict(lock=st.lock, acquisitions=a, contended=c, wait=w, wait_sd=sd,
+                                     wait_max=float(d["stage_wait_max"][:, j].max()))
             site_ci["acquisitions_per_s"].append(a_ci * US_PER_S)
             site_ci["wait_avg_us"].append(w_ci)
             site_ci["spin_share_pct"].append(share_ci)

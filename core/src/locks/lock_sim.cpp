@@ -112,6 +112,13 @@ class LockSim {
       }
     }
     for (std::size_t l = 0; l < locks_.size(); ++l) account_busy(static_cast<int>(l));
+    for (std::size_t s = 0; s < p_.stages.size(); ++s) {
+      const int l = p_.stages[s].lock;
+      if (l < 0) continue;
+      auto& c = r_.per_lock[static_cast<std::size_t>(l)];
+      c.contended += r_.per_stage[s].contended;
+      c.wait.merge(r_.per_stage[s].wait);
+    }
     r_.time = q_.now() - t0_;
     r_.events = static_cast<double>(q_.processed());
     return r_;
@@ -141,10 +148,8 @@ class LockSim {
     account_busy(l);
     request_[static_cast<std::size_t>(cpu)] = q_.now();
     const bool busy = L.present() > 0;
-    auto& cl = r_.per_lock[static_cast<std::size_t>(l)];
     auto& cs = r_.per_stage[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])];
     if (busy) {
-      cl.contended += 1;
       cs.contended += 1;
       L.waiting.push_back(cpu);
     } else {
@@ -171,16 +176,11 @@ class LockSim {
     return h;
   }
 
-  static void count(Counters& c, double wait) {
-    c.acquisitions += 1;
-    c.wait_total += wait;
-    if (wait > c.wait_max) c.wait_max = wait;
-  }
-
-  void acquired(int cpu, int l) {
+  // Waits are accumulated per call site only; each lock's statistics are the
+  // exact merge of its sites' at the end of the run.
+  void acquired(int cpu, int /*lock*/) {
     const double wait = q_.now() - request_[static_cast<std::size_t>(cpu)];
-    count(r_.per_lock[static_cast<std::size_t>(l)], wait);
-    count(r_.per_stage[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])], wait);
+    r_.per_stage[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])].wait.add(wait);
   }
 
   // The holder leaves; the next waiter (FIFO) takes the lock.

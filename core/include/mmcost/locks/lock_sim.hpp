@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mmcost/sim/random.hpp"
+#include "mmcost/sim/stats.hpp"
 
 namespace mmcost::locks {
 
@@ -55,7 +56,8 @@ struct LockSimParams {
 };
 
 struct Counters {
-  double acquisitions = 0, contended = 0, wait_total = 0, wait_max = 0;
+  double contended = 0;
+  sim::RunningStats wait;  // one observation per acquisition (0 when uncontended)
 };
 
 struct LockSimResult {
