@@ -28,7 +28,11 @@ class queueing:
 
     @staticmethod
     def mva(
-        service_times: Sequence[float], visits: Sequence[float], think_time: float, population: int
+        service_times: Sequence[float],
+        visits: Sequence[float],
+        think_time: float,
+        population: int,
+        scv: Sequence[float] = ...,
     ) -> queueing.MvaResult: ...
     @staticmethod
     def birth_death(arrival_rates: Sequence[float], service_rates: Sequence[float]) -> queueing.BirthDeathResult: ...
@@ -38,3 +42,31 @@ class queueing:
     ) -> queueing.MachineRepairmanResult: ...
     @staticmethod
     def usl(n: npt.ArrayLike, sigma: float, kappa: float, lam: float) -> npt.NDArray[np.float64]: ...
+
+class sim:
+    @staticmethod
+    def sample(
+        kind: int, mean: float, cv: float, samples: Sequence[float], n: int, seed: int, stream: int = 0
+    ) -> npt.NDArray[np.float64]:
+        """n draws (kind 0=deterministic 1=exponential 2=lognormal 3=empirical) from stream (seed, stream)."""
+    @staticmethod
+    def running_stats(values: Sequence[float], split: int) -> dict[str, float]: ...
+
+class locks:
+    @staticmethod
+    def simulate(
+        cpus: int,
+        locks: Sequence[tuple[str, int, float, float]],  # (name, 0=queued 1=ticket, handoff, handoff_per_waiter)
+        stages: Sequence[tuple[int, str, int, float, float, Sequence[float], bool]],
+        # (lock index or -1, site, dist kind, mean, cv, samples, irq_disabled)
+        warmup_ops: int,
+        ops: int,
+        replications: int,
+        threads: int,
+        seed: int,
+        irq_rate: float = 0.0,
+        irq_service: float = 0.0,
+        progress: object = None,
+    ) -> dict[str, npt.NDArray[np.float64]]:
+        """Per-replication arrays: time, ops, events, lock_* and stage_* (acquisitions, contended,
+        wait_total, wait_max, wait_var), lock_busy. Times in the caller's unit (mmcost.locks: us)."""
