@@ -130,3 +130,5 @@ def test_reproduce_writes_tables_and_figures(tmp_path):
         assert f"## {name}" in text
     assert len(list(tmp_path.glob("*.png"))) >= 4
     assert "vm-scalability.throughput" in text and "| 64K THP" in text
+    # the lock models' fits and predictions join their sources' sections
+    assert "model %change [90% band]" in text and "global si->lock model" in text and "left out" in text

@@ -92,6 +92,28 @@ def _fit_swap_cache_lock(df: pd.DataFrame) -> list[Section]:
             Section("tree-lock model: predicted %change vs published", text + note)]
 
 
+def _fit_swap_alloc_lock(df: pd.DataFrame) -> list[Section]:
+    """Seed 003: fit the global-lock model per folio size; each number also predicted from the other three."""
+    import warnings
+
+    from .swap_alloc_lock import SwapAllocLockModel
+
+    out = []
+    for kb, part in df[df["experiment"] == "make_j96"].groupby("folio_kb"):
+        data = part[part["metric"].isin(SwapAllocLockModel.METRICS)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = SwapAllocLockModel().fit(data)
+            loo = fit.loo()
+        lines = [str(fit), "", f"{'variant':<8} {'metric':<12} {'measured':>10} {'fitted':>10} {'left out':>10}"]
+        res = fit.residuals
+        for (_, r), (_, l) in zip(res.iterrows(), loo.iterrows()):
+            lines.append(f"{r['variant']:<8} {r['metric']:<12} {r['measured']:>10.2f} {r['predicted']:>10.2f} {l['predicted']:>10.2f}")
+        lines.append("left out: predicted by a fit to the other three numbers")
+        out.append(Section(f"global si->lock model (mmcost.swap_alloc_lock), make -j96, {kb}K", "\n".join(lines)))
+    return out
+
+
 SOURCES = {
     "small_thp_swapout": _small_thp_swapout,
     "migrc_tlb": _migrc_tlb,
@@ -101,7 +123,10 @@ SOURCES = {
 
 #: source id -> functions (df) -> list[Section] that fit a model and add its
 #: predictions; filled in by the model modules as they land.
-MODEL_FITS: dict[str, list] = {"swapcache_wb_tags": [_fit_swap_cache_lock]}
+MODEL_FITS: dict[str, list] = {
+    "swapcache_wb_tags": [_fit_swap_cache_lock],
+    "swap_alloc_locks": [_fit_swap_alloc_lock],
+}
 
 
 def run(out: Path) -> str:
