@@ -5,7 +5,6 @@ Expected values are typed from the sample text, not computed by the parser."""
 import math
 
 import numpy as np
-import pytest
 
 from mmcost import parse
 

@@ -49,7 +49,7 @@ def test_seed001_perf_stat_before_and_after(seed_text):
     text = seed_text("001")
     spans = re.findall(r"(BEFORE|AFTER)(.*?)TLB:", text)
     assert [s[0] for s in spans] == ["BEFORE", "AFTER"]
-    for (label, span), variant in zip(spans, ("before", "after")):
+    for (_label, span), variant in zip(spans, ("before", "after")):
         got = parse.perf_stat(span)
         assert_same(got, data("migrc_tlb", experiment="xsbench_perf_stat", variant=variant), ["metric", "source_name"])
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -351,7 +351,7 @@ class LockSystem:
         x, x_ci = mean_ci(d["ops"] / t)
         ci = {"system": {"throughput_per_s": x_ci * US_PER_S}, "locks": {}, "sites": {}}
         per_lock, per_site = {}, {}
-        lock_cols = {"acquisitions": [], "contended": [], "wait": [], "util": [], "wait_max": []}
+        lock_cols = {"acquisitions": [], "contended": [], "wait": [], "util": []}
         for j, lk in enumerate(self.locks):
             acq = d["lock_acquisitions"][:, j]
             if acq.sum() == 0:

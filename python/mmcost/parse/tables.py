@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from ._common import ParseError, _check_text, _LEADING_QUOTE, frame, is_number, number, tokens
+from ._common import ParseError, _check_text, _LEADING_QUOTE, frame, number, tokens
 
 
 def interrupts_tlb(text, **context):
