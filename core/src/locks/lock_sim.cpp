@@ -84,7 +84,8 @@ class LockSim {
   LockSim(const LockSimParams& p, std::uint64_t seed, std::uint64_t rep)
       : p_(p), rng_(seed, rep), locks_(p.locks.size(), LockState{-1, WaitQueue(p.cpus), ~0ULL, 0.0}),
         stage_(static_cast<std::size_t>(p.cpus), 0), request_(static_cast<std::size_t>(p.cpus), 0.0),
-        deferred_(static_cast<std::size_t>(p.cpus), 0.0), irq_(p.irq_rate > 0.0 && p.irq_service > 0.0) {
+        deferred_(static_cast<std::size_t>(p.cpus), 0.0), irq_(p.irq_rate > 0.0 && p.irq_service > 0.0),
+        cur_(static_cast<std::size_t>(p.cpus), nullptr) {
     r_.per_lock.resize(p.locks.size());
     r_.lock_busy.assign(p.locks.size(), 0.0);
     r_.per_stage.resize(p.stages.size());
@@ -94,6 +95,7 @@ class LockSim {
     // Start each CPU at a random stage so the warm-up starts spread out.
     for (int c = 0; c < p_.cpus; ++c) {
       stage_[static_cast<std::size_t>(c)] = static_cast<int>(rng_.next() % p_.stages.size());
+      cur_[static_cast<std::size_t>(c)] = &p_.stages[static_cast<std::size_t>(stage_[static_cast<std::size_t>(c)])];
       begin_stage(c);
     }
     const long total = p_.warmup_ops + p_.ops;
@@ -125,7 +127,7 @@ class LockSim {
   }
 
  private:
-  const Stage& st(int cpu) const { return p_.stages[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])]; }
+  const Stage& st(int cpu) const { return *cur_[static_cast<std::size_t>(cpu)]; }
 
   void begin_stage(int cpu) {
     const auto& s = st(cpu);
@@ -228,6 +230,7 @@ class LockSim {
       if (completed_ > p_.warmup_ops) r_.ops += 1;
       if (completed_ == p_.warmup_ops) reset();
     }
+    cur_[static_cast<std::size_t>(cpu)] = &p_.stages[static_cast<std::size_t>(s)];
     double& d = deferred_[static_cast<std::size_t>(cpu)];
     if (d > 0.0) {  // interrupts held back by an irq-disabled section run now
       q_.schedule(d, cpu, kResume);
@@ -255,6 +258,7 @@ class LockSim {
   std::vector<double> request_;
   std::vector<double> deferred_;  // interrupt time owed after an irq-disabled unlock
   bool irq_;
+  std::vector<const Stage*> cur_;  // each CPU's current stage (stage_ is its index)
   LockSimResult r_;
   long completed_ = 0;
   double t0_ = 0.0;

@@ -139,6 +139,7 @@ struct Distribution {
   }
 
   double sample(Rng& rng) const {
+    if (kind == DistKind::Exponential) return rng.exponential(mean);  // the common case first
     switch (kind) {
       case DistKind::Deterministic: return mean;
       case DistKind::Exponential: return rng.exponential(mean);
