@@ -54,13 +54,16 @@ class WaitQueue {
   explicit WaitQueue(int capacity = 1) : buf_(static_cast<std::size_t>(capacity)) {}
   bool empty() const { return size_ == 0; }
   int size() const { return size_; }
+  // wrap by compare-and-subtract, not %: an integer division per call shows in the profile
   void push_back(int cpu) {
-    buf_[(head_ + static_cast<std::size_t>(size_)) % buf_.size()] = cpu;
+    std::size_t i = head_ + static_cast<std::size_t>(size_);
+    if (i >= buf_.size()) i -= buf_.size();
+    buf_[i] = cpu;
     ++size_;
   }
   int pop_front() {
     const int cpu = buf_[head_];
-    head_ = (head_ + 1) % buf_.size();
+    if (++head_ == buf_.size()) head_ = 0;
     --size_;
     return cpu;
   }
