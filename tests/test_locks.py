@@ -199,3 +199,18 @@ def test_wait_distribution_of_two_cpus_is_exact():
         ops=200_000, replications=8, seed=SEED, progress=False)
     assert sim.sites.loc["cs", "wait_avg_us"] == pytest.approx(u * s, rel=0.01)
     assert sim.sites.loc["cs", "wait_sd_us"] == pytest.approx(np.sqrt(2 * u * s**2 - (u * s) ** 2), rel=0.01)
+
+
+def test_usl_comparison_shows_where_the_usl_goes_wrong():
+    # A queued lock saturates at 1/hold and stays there (MVA); a USL fitted to
+    # the small-N half of that curve predicts a retrograde fall beyond it.
+    s = LockSystem(1, (Lock("L"),), (Work(E(2.0)), Critical("L", "cs", E(0.25))))
+    fit, cmp = s.usl_comparison(range(1, 65))
+    assert cmp["in_fit"].sum() == 32 and fit.params["kappa"] > 0
+    inside = cmp[cmp["in_fit"]]["usl_error_pct"].abs().max()
+    beyond = cmp[~cmp["in_fit"]]["usl_error_pct"].abs().max()
+    assert inside < beyond and beyond > 10
+    assert cmp["mechanism_per_s"].iloc[-1] == pytest.approx(4e6, rel=1e-6)  # 1 / 0.25 us
+    assert "<table" in s.analytic()._repr_html_()
+    with pytest.raises(ValueError, match="at least 4"):
+        s.usl_comparison([1, 2])

@@ -148,6 +148,11 @@ class LockResult:
         return (f"LockResult ({self.solver}): {self.system['throughput_per_s']:.6g} ops/s\n"
                 f"{self.locks.to_string()}\n{self.sites.to_string()}")
 
+    def _repr_html_(self) -> str:
+        return (f"<p><b>{self.solver}</b>: {self.system['throughput_per_s']:.6g} operations/s on "
+                f"{int(self.system['cpus'])} CPUs</p><p>per lock</p>{self.locks._repr_html_()}"
+                f"<p>per call site</p>{self.sites._repr_html_()}")
+
 
 @dataclass(frozen=True)
 class LockSystem:
@@ -301,6 +306,31 @@ class LockSystem:
                 for col, half in ci[name].items():
                     frame[f"{col}_ci99"] = half
         return LockResult(system, locks, sites, solver)
+
+    def usl_comparison(self, cpus=range(1, 65), fit_cpus=None):
+        """Fit the USL to this system's own analytic throughput curve and show
+        where the two disagree.
+
+        ``cpus``: the CPU counts to compare at; ``fit_cpus``: the ones the USL
+        sees (default: the first half of ``cpus``), as a user would fit the
+        USL to measurements at small N and extrapolate. Returns ``(usl_fit,
+        frame)`` with columns cpus, mechanism_per_s, usl_per_s,
+        usl_error_pct and in_fit."""
+        from dataclasses import replace
+
+        from .usl import UslModel
+
+        ns = [v.count("cpus", n) for n in cpus]
+        if len(ns) < 4:
+            raise ValueError("cpus must hold at least 4 CPU counts")
+        fit_ns = set(ns[: len(ns) // 2] if fit_cpus is None else [v.count("fit_cpus", n) for n in fit_cpus])
+        x = np.array([replace(self, cpus=n).analytic().system["throughput_per_s"] for n in ns])
+        frame = pd.DataFrame({"cpus": ns, "metric": "throughput_per_s", "value": x, "stddev_pct": 1.0})
+        fit = UslModel(metric="throughput_per_s", n_column="cpus").fit(frame[frame["cpus"].isin(fit_ns)])
+        frame["usl_per_s"] = fit.model.evaluate(frame)
+        out = pd.DataFrame({"cpus": ns, "mechanism_per_s": x, "usl_per_s": frame["usl_per_s"],
+                            "usl_error_pct": 100 * (frame["usl_per_s"] / x - 1), "in_fit": frame["cpus"].isin(fit_ns)})
+        return fit, out
 
     # --- simulation -------------------------------------------------------------------
     def simulate(self, *, ops: int = 200_000, warmup_ops: int = 2_000, replications: int = 8, threads: int | None = None,
