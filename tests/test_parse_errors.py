@@ -17,6 +17,8 @@ ALL = {
     "xsbench": parse.xsbench,
     "usemem": parse.usemem,
     "markdown_table": parse.markdown_table,
+    "mthp_stats": parse.mthp_stats,
+    "vmstat": parse.vmstat,
 }
 
 

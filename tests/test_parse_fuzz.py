@@ -22,6 +22,8 @@ SAMPLES = {
     "xsbench": XSBENCH_FULL,
     "usemem": "1073741824 bytes / 1234567 usecs = 849347 KB/s\n",
     "markdown_table": "| a | b | c |\n| | x | y |\n|:--|--:|--:|\n| 4K | 1.0% | 2 GB/s |\n",
+    "mthp_stats": "hugepages-64kB/stats/anon_fault_alloc:6300\nhugepages-64kB/stats/swpout 12\n",
+    "vmstat": "pswpout 1000\nthp_swpout 2\n",
 }
 
 PIECES = list("0123456789.,:%|->+± \n\tabcdefTLBxKsuμ()#/_=") + ["TLB:", "seconds", " us ", "± ", "|---|", "TLB shootdowns"]

@@ -72,6 +72,18 @@ METRICS: dict[str, tuple[str, str]] = {
     "fault_fallback_count": ("count", "mTHP anon_fault_fallback"),
     "swpout_count": ("count", "mTHP swpout"),
     "swpout_fallback_count": ("count", "mTHP swpout_fallback"),
+    "fault_fallback_charge_count": ("count", "mTHP anon_fault_fallback_charge: memcg charge failed"),
+    "split_count": ("count", "mTHP split"),
+}
+
+#: mTHP stats file -> metric (hugepages-<size>kB/stats/, transhuge.rst)
+MTHP_COUNTERS = {
+    "anon_fault_alloc": "fault_alloc_count",
+    "anon_fault_fallback": "fault_fallback_count",
+    "anon_fault_fallback_charge": "fault_fallback_charge_count",
+    "swpout": "swpout_count",
+    "swpout_fallback": "swpout_fallback_count",
+    "split": "split_count",
 }
 
 #: perf event name -> metric (events not listed become snake_case + '_count')

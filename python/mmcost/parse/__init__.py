@@ -20,10 +20,13 @@ sysbench               sysbench summary
 xsbench                XSBench results summary
 usemem                 usemem / vm-scalability per-process lines
 markdown_table         markdown pipe tables
+mthp_stats             per-size mTHP counters (hugepages-<size>kB/stats/*)
+vmstat                 /proc/vmstat, one snapshot or the delta of two
 =====================  =====================================================
 """
 
 from ._common import ParseError
+from .kernel_counters import mthp_stats, vmstat
 from .keyed import sysbench, time_output, usemem, xsbench
 from .lkp import lkp_compare
 from .perf import perf_lock_contention, perf_stat
@@ -40,4 +43,6 @@ __all__ = [
     "xsbench",
     "usemem",
     "markdown_table",
+    "mthp_stats",
+    "vmstat",
 ]
