@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from . import schema
 from .model import Model
 
 
@@ -35,13 +36,10 @@ CONDITION_LIMIT = 1e8
 
 def _sigmas(df: pd.DataFrame, default_rel: float) -> tuple[np.ndarray, np.ndarray]:
     value = df["value"].to_numpy(float)
+    sigma = schema.published_sigma(df)
     sd = df["stddev"].to_numpy(float) if "stddev" in df else np.full(len(df), np.nan)
-    pct = df["stddev_pct"].to_numpy(float) if "stddev_pct" in df else np.full(len(df), np.nan)
-    sigma = np.where(np.isfinite(sd) & (sd > 0), sd, np.nan)
-    source = np.where(np.isfinite(sigma), "stddev", "").astype(object)
-    from_pct = ~np.isfinite(sigma) & np.isfinite(pct) & (pct > 0) & (value != 0)
-    sigma[from_pct] = np.abs(value[from_pct]) * pct[from_pct] / 100
-    source[from_pct] = "stddev_pct"
+    from_sd = np.isfinite(sd) & (sd > 0)
+    source = np.where(from_sd, "stddev", np.where(np.isfinite(sigma), "stddev_pct", "")).astype(object)
     rest = ~np.isfinite(sigma)
     # a published 0 (e.g. a share that fell to 0.00) still needs a scale: use the
     # default relative error of the other rows' magnitude for the same metric

@@ -378,42 +378,40 @@ class LockSystem:
             samples = np.asarray(samples, float)
             return float(samples.mean()), float(tq * samples.std(ddof=1) / math.sqrt(reps))
 
+        def summarise(samples: dict, scale: dict):
+            """means and 99% half-widths of per-replication samples, scaled per column"""
+            out = {k: mean_ci(v) for k, v in samples.items()}
+            return ({k: m for k, (m, _) in out.items()},
+                    {k: h * scale.get(k, 1.0) for k, (_, h) in out.items()})
+
         x, x_ci = mean_ci(d["ops"] / t)
-        ci = {"system": {"throughput_per_s": x_ci * US_PER_S}, "locks": {}, "sites": {}}
-        per_lock, per_site = {}, {}
-        lock_cols = {"acquisitions": [], "contended": [], "wait": [], "util": []}
+        columns = {"acquisitions": "acquisitions_per_s", "contended": "contended_per_s", "wait": "wait_avg_us",
+                   "util": "utilization", "share": "spin_share_pct"}
+        per_s = {"acquisitions": US_PER_S, "contended": US_PER_S}
+        per_lock, per_site, lock_ci, site_ci = {}, {}, [], []
         for j, lk in enumerate(self.locks):
             acq = d["lock_acquisitions"][:, j]
             if acq.sum() == 0:
                 continue
-            vals = {"acquisitions": acq / t, "contended": d["lock_contended"][:, j] / t,
-                    "wait": d["lock_wait_total"][:, j] / np.maximum(acq, 1), "util": d["lock_busy"][:, j] / t}
-            stats_ = {k: mean_ci(s) for k, s in vals.items()}
-            per_lock[lk.name] = {k: m for k, (m, _) in stats_.items()} | {"wait_max": float(d["lock_wait_max"][:, j].max())}
-            for k, (_, h) in stats_.items():
-                lock_cols[k].append(h)
-        for key, col in (("acquisitions", "acquisitions_per_s"), ("contended", "contended_per_s"),
-                         ("wait", "wait_avg_us"), ("util", "utilization")):
-            scale = US_PER_S if key in ("acquisitions", "contended") else 1.0
-            ci["locks"][col] = np.array(lock_cols[key]) * scale
-        site_ci = {"acquisitions_per_s": [], "wait_avg_us": [], "spin_share_pct": []}
+            means, halves = summarise({"acquisitions": acq / t, "contended": d["lock_contended"][:, j] / t,
+                                       "wait": d["lock_wait_total"][:, j] / np.maximum(acq, 1),
+                                       "util": d["lock_busy"][:, j] / t}, per_s)
+            per_lock[lk.name] = means | {"wait_max": float(d["lock_wait_max"][:, j].max())}
+            lock_ci.append(halves)
         for j, st in enumerate(self.stages):
             if not isinstance(st, Critical):
                 continue
-            acq = d["stage_acquisitions"][:, j]
-            wait_total = d["stage_wait_total"][:, j]
-            a, a_ci = mean_ci(acq / t)
-            w, w_ci = mean_ci(wait_total / np.maximum(acq, 1))
-            share, share_ci = mean_ci(100 * wait_total / (t * self.cpus))
-            c, _ = mean_ci(d["stage_contended"][:, j] / t)
+            acq, wait_total = d["stage_acquisitions"][:, j], d["stage_wait_total"][:, j]
+            means, halves = summarise({"acquisitions": acq / t, "contended": d["stage_contended"][:, j] / t,
+                                       "wait": wait_total / np.maximum(acq, 1),
+                                       "share": 100 * wait_total / (t * self.cpus)}, per_s)
             # pooled standard deviation of single waits across replications (equal sizes)
-            sd = float(np.sqrt(np.mean(d["stage_wait_var"][:, j])))
-            per_site[st.site] = dict(lock=st.lock, acquisitions=a, contended=c, wait=w, wait_sd=sd,
-                                     wait_max=float(d["stage_wait_max"][:, j].max()))
-            site_ci["acquisitions_per_s"].append(a_ci * US_PER_S)
-            site_ci["wait_avg_us"].append(w_ci)
-            site_ci["spin_share_pct"].append(share_ci)
-        ci["sites"] = {k: np.array(h) for k, h in site_ci.items()}
+            per_site[st.site] = means | dict(lock=st.lock, wait_sd=float(np.sqrt(np.mean(d["stage_wait_var"][:, j]))),
+                                             wait_max=float(d["stage_wait_max"][:, j].max()))
+            site_ci.append({k: h for k, h in halves.items() if k != "contended"})
+        ci = {"system": {"throughput_per_s": x_ci * US_PER_S},
+              "locks": {columns[k]: np.array([h[k] for h in lock_ci]) for k in ("acquisitions", "contended", "wait", "util")},
+              "sites": {columns[k]: np.array([h[k] for h in site_ci]) for k in ("acquisitions", "wait", "share")}}
         res = self._result(x, per_lock, per_site, "simulate", ci)
         res.system["events"] = float(d["events"].sum())
         return res

@@ -12,6 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from . import metrics as vocabulary
+from . import schema
 from .fit import FitResult
 
 STYLE = dict(figsize=(6.4, 3.6), dpi=120)
@@ -25,9 +26,8 @@ def _figure(**kw) -> tuple[Figure, object]:
 
 
 def _error(df: pd.DataFrame) -> np.ndarray:
-    sd = df["stddev"].to_numpy(float) if "stddev" in df else np.full(len(df), np.nan)
-    pct = df["stddev_pct"].to_numpy(float) if "stddev_pct" in df else np.full(len(df), np.nan)
-    return np.where(np.isfinite(sd), sd, np.abs(df["value"].to_numpy(float)) * np.nan_to_num(pct) / 100)
+    """Error bars: the published uncertainty, none where nothing was published."""
+    return np.nan_to_num(schema.published_sigma(df))
 
 
 def scaling(fit: FitResult, x: str, metric: str | None = None, *, xs=None, interval: float = 0.9,

@@ -69,6 +69,20 @@ CONFIG_COLUMNS = [
 ]
 
 
+def published_sigma(df: pd.DataFrame):
+    """The uncertainty a source published for each row, in the row's unit:
+    ``stddev`` where > 0, else ``stddev_pct`` of ``|value|``; NaN where none."""
+    import numpy as np
+
+    value = df["value"].to_numpy(float)
+    sd = df["stddev"].to_numpy(float) if "stddev" in df else np.full(len(df), np.nan)
+    pct = df["stddev_pct"].to_numpy(float) if "stddev_pct" in df else np.full(len(df), np.nan)
+    sigma = np.where(np.isfinite(sd) & (sd > 0), sd, np.nan)
+    from_pct = ~np.isfinite(sigma) & np.isfinite(pct) & (pct > 0) & (value != 0)
+    sigma[from_pct] = np.abs(value[from_pct]) * pct[from_pct] / 100
+    return sigma
+
+
 def coerce(df: pd.DataFrame, *, source: str = "data") -> pd.DataFrame:
     """Check that ``df`` has the schema's columns and cast them to its dtypes.
 
