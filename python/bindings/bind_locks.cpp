@@ -1,45 +1,27 @@
 // Bindings of core/locks: the lock-contention DES, replications on threads.
 //
 // Arguments are converted to C++ structs while the GIL is held; the
-// replications then run without it. The calling thread wakes every 100 ms,
-// takes the GIL briefly to update progress and call PyErr_CheckSignals(), and
-// on Ctrl-C stops and joins every worker before raising KeyboardInterrupt
-// (pybind11 docs/faq.rst, "How can I properly handle Ctrl-C").
+// replications then run without it (interruptible.hpp).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <memory>
 #include <tuple>
 
 #include "mmcost/locks/lock_sim.hpp"
-#include "mmcost/sim/replications.hpp"
+#include "interruptible.hpp"
 
 namespace py = pybind11;
 namespace lk = mmcost::locks;
 namespace sim = mmcost::sim;
 using namespace pybind11::literals;
+using mmcost_bindings::column;
+using mmcost_bindings::matrix;
 
 namespace {
 
 using LockTuple = std::tuple<std::string, int, double, double>;
 using StageTuple = std::tuple<int, std::string, int, double, double, std::vector<double>, bool>;
-
-py::array_t<double> column(const std::vector<lk::LockSimResult>& rs, double lk::LockSimResult::*field) {
-  py::array_t<double> a(static_cast<py::ssize_t>(rs.size()));
-  auto m = a.mutable_unchecked<1>();
-  for (std::size_t i = 0; i < rs.size(); ++i) m(static_cast<py::ssize_t>(i)) = rs[i].*field;
-  return a;
-}
-
-py::array_t<double> matrix(const std::vector<lk::LockSimResult>& rs, std::size_t cols,
-                           const std::function<double(const lk::LockSimResult&, std::size_t)>& get) {
-  py::array_t<double> a({static_cast<py::ssize_t>(rs.size()), static_cast<py::ssize_t>(cols)});
-  auto m = a.mutable_unchecked<2>();
-  for (std::size_t i = 0; i < rs.size(); ++i)
-    for (std::size_t j = 0; j < cols; ++j) m(static_cast<py::ssize_t>(i), static_cast<py::ssize_t>(j)) = get(rs[i], j);
-  return a;
-}
 
 py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vector<StageTuple>& stages, long warmup_ops,
                   long ops, int replications, int threads, std::uint64_t seed, double irq_rate, double irq_service,
@@ -66,31 +48,9 @@ py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vect
   if (replications < 1) throw mmcost::InvalidArgument("replications must be >= 1");
   p.validate();
 
-  std::unique_ptr<py::error_already_set> pending;
-  sim::ReplicationRun<lk::LockSimResult> run;
-  {
-    py::gil_scoped_release release;
-    run = sim::run_replications<lk::LockSimResult>(
-        replications, threads,
-        [&](int r, const std::atomic<bool>& stop) { return lk::simulate_locks(p, seed, static_cast<std::uint64_t>(r), stop); },
-        [&](int done) {
-          py::gil_scoped_acquire acquire;
-          try {
-            if (!progress.is_none()) progress(done);
-          } catch (py::error_already_set& e) {
-            pending = std::make_unique<py::error_already_set>(std::move(e));
-            return true;
-          }
-          if (PyErr_CheckSignals() != 0) {
-            pending = std::make_unique<py::error_already_set>();
-            return true;
-          }
-          return false;
-        });
-  }
-  if (pending) throw *pending;
-
-  const auto& rs = run.results;
+  const auto rs = mmcost_bindings::run_interruptible<lk::LockSimResult>(
+      replications, threads, progress,
+      [&](int r, const std::atomic<bool>& stop) { return lk::simulate_locks(p, seed, static_cast<std::uint64_t>(r), stop); });
   const std::size_t L = p.locks.size(), S = p.stages.size();
   py::dict d;
   d["time"] = column(rs, &lk::LockSimResult::time);

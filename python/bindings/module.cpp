@@ -7,6 +7,7 @@ namespace py = pybind11;
 void bind_queueing(py::module_& m);
 void bind_locks(py::module_& m);
 void bind_sim(py::module_& m);
+void bind_tlb(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "mmcost compiled core (C++17, Eigen). Use the mmcost.* Python API instead.";
@@ -16,4 +17,6 @@ PYBIND11_MODULE(_core, m) {
   bind_sim(simulation);
   auto locks = m.def_submodule("locks", "Lock-contention discrete-event simulation");
   bind_locks(locks);
+  auto tlb = m.def_submodule("tlb", "TLB-flush discrete-event simulation");
+  bind_tlb(tlb);
 }

@@ -1,0 +1,83 @@
+// TLB flush batching: which CPUs flush, when, and how (IPI or broadcast TLBI),
+// for page migrations under four kernel policies.
+//
+// Time is in seconds. Migration calls arrive as a Poisson stream; each unmaps
+// `batch_folios` folios at once (shrink_folio_list -> demote_folio_list ->
+// migrate_pages_batch in mm/vmscan.c and mm/migrate.c; reclaim isolates
+// SWAP_CLUSTER_MAX = 32 folios per call). Folios whose PTEs were already
+// PROT_NONE need no flush (commit 4d4b6d66db, "mm,unmap: avoid flushing tlb in
+// batch if PTE is inaccessible"); the Python layer removes them from the rate
+// by Poisson thinning before calling this.
+//
+// Every CPU runs the migrating mm (the XSBench threads of seed 001), so a flush
+// targets all CPUs: the caller's own TLB locally, every other one by IPI on
+// x86 (native_flush_tlb_multi -> flush_tlb_func, counted in /proc/interrupts
+// "TLB shootdowns") or by broadcast TLBI on arm64 (no IPI, no interrupt).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "mmcost/sim/random.hpp"
+
+namespace mmcost::tlb {
+
+enum class Arch { X86 = 0, Arm64 = 1 };
+
+// Immediate: one flush per folio (try_to_unmap without TTU_BATCH_FLUSH ->
+//   ptep_clear_flush -> flush_tlb_range): x86 invalidates entry by entry with
+//   INVLPG up to tlb_single_page_flush_ceiling (33) entries, else flushes all.
+// Batched: one flush per call (try_to_unmap_flush -> arch_tlbbatch_flush);
+//   on x86 a full flush of every CPU in the batch's cpumask (v6.9
+//   arch/x86/mm/tlb.c passes TLB_FLUSH_ALL), on arm64 one TLBI per entry at
+//   unmap time and a single DSB at the end (commit 43b3dfdd0455).
+// Deferred: migrc (Byungchul Park, "Reduce tlb and interrupt numbers over 90%
+//   by improving folio migration", v9, 2024): a call whose folios are all
+//   mapped read-only skips the flush; when the first of its source folios
+//   is reused by the allocator, the CPUs that have not had a full flush since
+//   the call are flushed (x86: IPI to exactly those; arm64: a broadcast
+//   ASID flush of all CPUs). A call with a writable folio flushes as Batched.
+enum class Policy { Immediate = 0, Batched = 1, Deferred = 2 };
+
+struct TlbSimParams {
+  int cpus = 1;
+  Arch arch = Arch::X86;
+  Policy policy = Policy::Batched;
+  double call_rate = 0.0;        // migration calls (batches) per second
+  int batch_folios = 32;         // folios unmapped per call
+  int entries_per_folio = 1;     // TLB entries per folio (1 for 4K or PMD-mapped THP)
+  int flush_ceiling = 33;        // tlb_single_page_flush_ceiling (x86 Immediate)
+  double writable_fraction = 0;  // folios migrc cannot defer
+  // Full flushes that need no migration: x86 per CPU (switch_mm_irqs_off with
+  // a recycled PCID); arm64 a global ASID rollover (arch/arm64/mm/context.c).
+  double natural_flush_rate = 0;
+  // Other full-flush rounds of the mm per second (NUMA-balancing scans:
+  // task_numa_work -> change_prot_numa -> flush_tlb_range above the ceiling).
+  double other_round_rate = 0;
+  sim::Distribution reuse;       // seconds from a folio's migration to its reuse
+  double warmup = 0;             // seconds simulated before counting
+  double horizon = 1;            // seconds counted
+  void validate() const;         // throws InvalidArgument naming the field
+};
+
+struct TlbSimResult {
+  std::vector<double> shootdowns;   // per CPU: flush IPIs received
+  std::vector<double> full_flushes; // per CPU: local + remote full flushes
+  std::vector<double> invlpg;       // per CPU: single-entry invalidations
+  double calls = 0;           // migration calls counted
+  double rounds = 0;          // flush operations issued (x86: flush_tlb_multi calls with a remote target)
+  double ipis = 0;            // IPIs sent (x86)
+  double tlbi_ops = 0;        // broadcast TLBI instructions (arm64)
+  double dsb_syncs = 0;       // DSB ISH waits (arm64)
+  double deferred_calls = 0;  // calls whose flush migrc deferred
+  double reuse_rounds = 0;    // deferred calls that needed a flush at reuse
+  double events = 0;          // all events processed, warm-up included
+  bool stopped = false;
+};
+
+// One replication on stream (seed, replication). Checks `stop` every 4096 events.
+TlbSimResult simulate_tlb(const TlbSimParams& p, std::uint64_t seed, std::uint64_t replication,
+                          const std::atomic<bool>& stop);
+
+}  // namespace mmcost::tlb
