@@ -70,3 +70,30 @@ class locks:
     ) -> dict[str, npt.NDArray[np.float64]]:
         """Per-replication arrays: time, ops, events, lock_* and stage_* (acquisitions, contended,
         wait_total, wait_max, wait_var), lock_busy. Times in the caller's unit (mmcost.locks: us)."""
+
+class tlb:
+    @staticmethod
+    def simulate(
+        cpus: int,
+        arch: int,  # 0 = x86 (IPIs), 1 = arm64 (broadcast TLBI)
+        policy: int,  # 0 = immediate, 1 = batched, 2 = deferred (migrc)
+        call_rate: float,  # migration calls per second
+        batch_folios: int,
+        entries_per_folio: int,
+        flush_ceiling: int,
+        writable_fraction: float,
+        natural_flush_rate: float,
+        other_round_rate: float,
+        reuse_kind: int,  # 0 = det, 1 = exp, 2 = lognormal, 3 = empirical
+        reuse_mean: float,  # seconds
+        reuse_cv: float,
+        reuse_samples: Sequence[float],  # seconds
+        warmup: float,
+        horizon: float,
+        replications: int,
+        threads: int,
+        seed: int,
+        progress: object = None,
+    ) -> dict[str, npt.NDArray[np.float64]]:
+        """Per-replication counts (rows = replications): shootdowns, full_flushes, invlpg (per CPU columns);
+        calls, rounds, ipis, tlbi_ops, dsb_syncs, deferred_calls, reuse_rounds, events."""

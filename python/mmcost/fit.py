@@ -71,7 +71,7 @@ def _check_data(model: Model, df) -> pd.DataFrame:
 
 
 def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, default_rel_error: float | None = None,
-        x0: dict[str, float] | None = None) -> "FitResult":
+        x0: dict[str, float] | None = None) -> FitResult:
     """Fit ``model``'s free parameters to the rows of ``df``.
 
     absolute_sigma: True treats sigma as known (covariance = (J^T J)^-1); False
@@ -210,38 +210,48 @@ class FitResult:
         return out
 
     # --- prediction ---------------------------------------------------------------------
-    def sample_params(self, n: int, seed=0, method: str = "covariance") -> pd.DataFrame:
+    def sample_params(self, n: int, seed=0, method: str = "covariance", fixed_priors: bool = False) -> pd.DataFrame:
         """``n`` parameter sets drawn from the covariance (clipped to the bounds)
-        or resampled from a :meth:`bootstrap` run."""
+        or resampled from a :meth:`bootstrap` run. ``fixed_priors``: also draw
+        every fixed parameter that has a prior from that prior (clipped to its
+        bounds), so a band carries the uncertainty of the published constants
+        the fit did not touch."""
         rng = np.random.default_rng(seed)
         if method == "bootstrap":
             if self.bootstrap_samples is None:
                 raise ValueError("method='bootstrap' needs fit.bootstrap() first")
             idx = rng.integers(0, len(self.bootstrap_samples), n)
-            return self.bootstrap_samples.iloc[idx].reset_index(drop=True)
-        if method != "covariance":
+            out = self.bootstrap_samples.iloc[idx].reset_index(drop=True)
+        elif method == "covariance":
+            mean = np.array([self.params[k] for k in self.names])
+            cov = np.nan_to_num(self.covariance.to_numpy())
+            draws = rng.multivariate_normal(mean, cov, size=n, method="eigh")
+            p = self.model.params
+            lo = np.array([p[k].lower for k in self.names])
+            hi = np.array([p[k].upper for k in self.names])
+            out = pd.DataFrame(np.clip(draws, lo, hi), columns=self.names)
+        else:
             raise ValueError(f"method must be 'covariance' or 'bootstrap', got {method!r}")
-        mean = np.array([self.params[k] for k in self.names])
-        cov = np.nan_to_num(self.covariance.to_numpy())
-        draws = rng.multivariate_normal(mean, cov, size=n, method="eigh")
-        p = self.model.params
-        lo = np.array([p[k].lower for k in self.names])
-        hi = np.array([p[k].upper for k in self.names])
-        return pd.DataFrame(np.clip(draws, lo, hi), columns=self.names)
+        if fixed_priors:
+            for q in self.model.parameters:
+                if not q.free and q.prior is not None:
+                    out[q.name] = np.clip(rng.normal(q.prior.value, q.prior.width, n), q.lower, q.upper)
+        return out
 
     def predict(self, configs: pd.DataFrame, interval: float = 0.9, *, n_samples: int = 500, seed=0,
-                method: str = "covariance") -> pd.DataFrame:
+                method: str = "covariance", fixed_priors: bool = False) -> pd.DataFrame:
         """Predictions with an uncertainty band: the configuration columns plus
         ``best`` (at the best fit), ``mean``, ``lo`` and ``hi`` (the central
-        ``interval`` of the predictions over parameter draws; a simulated
-        model's Monte Carlo error is added to every draw)."""
+        ``interval`` of the predictions over parameter draws, see
+        :meth:`sample_params`; a simulated model's Monte Carlo error is added
+        to every draw)."""
         if not (0 < interval < 1):
             raise ValueError(f"interval must be in (0, 1), got {interval}")
         if not isinstance(n_samples, int) or n_samples < 2:
             raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
         rows = configs.reset_index(drop=True)
         best = self.model.evaluate(rows)
-        draws = self.sample_params(n_samples, seed, method)
+        draws = self.sample_params(n_samples, seed, method, fixed_priors)
         rng = np.random.default_rng([1, *np.atleast_1d(seed)])
         preds = np.empty((n_samples, len(rows)))
         for i, theta in enumerate(draws.to_dict("records")):
@@ -280,7 +290,7 @@ class FitResult:
         }
         return out
 
-    def bootstrap(self, n: int = 200, seed=0) -> "FitResult":
+    def bootstrap(self, n: int = 200, seed=0) -> FitResult:
         """Parametric bootstrap: refit ``n`` synthetic data sets drawn around
         the best-fit predictions with the data's sigma. Returns a copy of this
         result whose ``bootstrap_samples`` holds the refitted parameters (use

@@ -273,7 +273,7 @@ class TlbModel:
             for f in ("per_full_flush", "per_invlpg", "background_per_s"):
                 v.scalar(f"counters[{k!r}].{f}", getattr(c, f))
 
-    def replace(self, **changes) -> "TlbModel":
+    def replace(self, **changes) -> TlbModel:
         """A changed copy (validated again)."""
         return replace(self, **changes)
 
@@ -290,7 +290,7 @@ class TlbModel:
         return 1.0 - (1.0 - self.writable_fraction) ** self.batch_folios
 
     # --- analytic solver --------------------------------------------------------------------
-    def analytic(self) -> "TlbResult":
+    def analytic(self) -> TlbResult:
         n = self.cpus
         lam = self.call_rate_per_s
         remote = (n - 1) / n  # the sender's own TLB is flushed locally
@@ -357,7 +357,7 @@ class TlbModel:
 
     # --- simulated solver -------------------------------------------------------------------
     def simulate(self, *, horizon_s: float = 20.0, warmup_s: float = 1.0, replications: int = 8,
-                 seed: int = 1, threads: int | None = None, progress: bool = True) -> "TlbResult":
+                 seed: int = 1, threads: int | None = None, progress: bool = True) -> TlbResult:
         """The discrete-event simulation of the same description: ``replications``
         independent runs of ``horizon_s`` simulated seconds after ``warmup_s``,
         on ``threads`` threads (GIL released; Ctrl-C stops cleanly and raises

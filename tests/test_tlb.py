@@ -1,0 +1,234 @@
+"""mmcost.tlb: the analytic solver against hand-derived cases, the DES against
+the analytic solver, the refill formula against a simulated TLB, bad input."""
+
+import math
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from mmcost import _core
+from mmcost.locks import Dist
+from mmcost.tlb import TlbCosts, TlbModel, TlbStream, deferred_flush_rate, refill_misses
+
+SEED = 2026
+
+
+# --- refill misses after a full flush -------------------------------------------------------
+def test_refill_fits_in_tlb_misses_every_page_once():
+    assert refill_misses(1536, 26) == 26
+    assert refill_misses(64, 64) == 64
+
+
+def test_refill_matches_the_direct_sum_and_its_large_working_set_limit():
+    c, w = 100, 700
+    direct = sum(1 - (w - c) / (w - k) for k in range(c))
+    assert refill_misses(c, w) == pytest.approx(direct, rel=1e-12)
+    c, w = 1536, 10**7  # W >> C: about C^2 / 2W
+    assert refill_misses(c, w) == pytest.approx(c * c / (2 * w), rel=1e-3)
+
+
+def test_refill_matches_a_simulated_tlb_under_uniform_access():
+    """Count misses after a flush in a random-replacement TLB and subtract the
+    steady-state miss ratio; independent of the closed form."""
+    rng = np.random.default_rng(SEED)
+    c, w, accesses, trials = 12, 30, 400, 4000
+    extra = np.empty(trials)
+    for t in range(trials):
+        cached, misses = set(), 0
+        pages = rng.integers(0, w, accesses)
+        evict = rng.integers(0, c, accesses)
+        for page, e in zip(pages, evict):
+            if page not in cached:
+                misses += 1
+                if len(cached) == c:
+                    cached.remove(sorted(cached)[e])
+                cached.add(page)
+        extra[t] = misses - accesses * (1 - c / w)
+    half = 3 * extra.std(ddof=1) / math.sqrt(trials)
+    assert abs(extra.mean() - refill_misses(c, w)) < half
+
+
+# --- analytic counts: hand-derivable cases ----------------------------------------------------
+def test_batched_x86_one_full_flush_per_call_ipis_to_all_but_the_sender():
+    m = TlbModel(cpus=16, policy="batched", migration_rate_per_s=64_000, inaccessible_fraction=0.5, batch_folios=32,
+                 other_round_rate_per_s=3.0, natural_flush_rate_per_s=7.0)
+    calls = 64_000 * 0.5 / 32
+    r = m.analytic()
+    assert r.rate("calls") == pytest.approx(calls)
+    assert r.rate("shootdowns") == pytest.approx((calls + 3.0) * 15 / 16)
+    assert r.rate("full_flushes") == pytest.approx(calls + 3.0 + 7.0)
+    assert r.rate("ipis") == pytest.approx((calls + 3.0) * 15 / 16)
+    # without commit 4d4b6d66db the PROT_NONE promotions are flushed too
+    assert m.replace(skip_inaccessible=False).analytic().rate("calls") == pytest.approx(2 * calls)
+
+
+def test_one_cpu_never_sends_an_ipi():
+    for policy in ("immediate", "batched", "deferred"):
+        r = TlbModel(cpus=1, policy=policy, migration_rate_per_s=1000, batch_folios=4, entries_per_folio=40,
+                     reuse=Dist.deterministic(2000.0)).analytic()
+        assert r.rate("shootdowns") == 0 and r.rate("ipis") == 0
+
+
+def test_immediate_uses_invlpg_up_to_the_ceiling_and_full_flushes_above():
+    base = dict(cpus=4, policy="immediate", migration_rate_per_s=100.0, batch_folios=5)
+    r = TlbModel(**base, entries_per_folio=33).analytic()
+    assert r.rate("invlpg") == pytest.approx(100 * 33)
+    assert r.rate("full_flushes") == 0
+    assert r.rate("shootdowns") == pytest.approx(100 * 3 / 4)
+    r = TlbModel(**base, entries_per_folio=34).analytic()
+    assert r.rate("invlpg") == 0
+    assert r.rate("full_flushes") == pytest.approx(100.0)
+
+
+def test_migrc_deterministic_reuse_without_natural_flushes():
+    """A CPU flushed at time 0 waits Exp(lambda) for a deferred call, then R
+    for its reuse: r = 1 / (1/lambda + R)."""
+    lam, reuse_us = 200.0, 3000.0
+    m = TlbModel(cpus=4, policy="deferred", migration_rate_per_s=lam * 8, batch_folios=8, reuse=Dist.deterministic(reuse_us))
+    r = m.analytic()
+    expected = 1 / (1 / lam + reuse_us / 1e6)
+    assert r.rate("full_flushes") == pytest.approx(expected, rel=1e-12)
+    assert r.rate("shootdowns") == pytest.approx(expected * 3 / 4, rel=1e-12)
+    assert r.rate("reuse_rounds") == pytest.approx(expected, rel=1e-12)
+
+
+def test_migrc_deterministic_reuse_races_natural_flushes():
+    """Natural flushes at rate nu: the reuse flush happens with probability
+    exp(-nu R), and the pending period lasts (1 - exp(-nu R)) / nu."""
+    lam, reuse_s, nu = 50.0, 0.01, 30.0
+    m = TlbModel(cpus=2, policy="deferred", migration_rate_per_s=lam, batch_folios=1, natural_flush_rate_per_s=nu,
+                 reuse=Dist.deterministic(reuse_s * 1e6))
+    p = math.exp(-nu * reuse_s)
+    migrc = p / (1 / lam + (1 - p) / nu)
+    assert m.analytic().rate("full_flushes") == pytest.approx(migrc + nu, rel=1e-12)
+
+
+def test_migrc_exponential_reuse_at_low_call_rate():
+    """Calls rarely overlap: each one is flushed iff its reuse (rate 1/m) beats
+    a natural flush (rate nu), and a flushed CPU waits 1/lambda for the next."""
+    lam, mean_s, nu = 1e-3, 0.02, 40.0
+    rate = deferred_flush_rate(lam, nu, Dist.exponential(mean_s * 1e6), 1)
+    assert rate == pytest.approx(lam * (1 / mean_s) / (1 / mean_s + nu), rel=1e-3)
+
+
+def test_arm64_has_no_ipis_and_pays_tlbi_per_entry():
+    m = TlbModel(cpus=8, arch="arm64", policy="batched", migration_rate_per_s=3200, batch_folios=32, entries_per_folio=16)
+    r = m.analytic()
+    assert r.rate("shootdowns") == 0 and r.rate("full_flushes") == 0
+    assert r.rate("tlbi_ops") * 8 == pytest.approx(100 * 32 * 16)
+    assert r.rate("dsb_syncs") * 8 == pytest.approx(100)
+
+
+# --- the DES against the analytic solver -----------------------------------------------------
+CASES = {
+    "x86 batched": dict(policy="batched"),
+    "x86 immediate invlpg": dict(policy="immediate", entries_per_folio=8),
+    "x86 migrc det": dict(policy="deferred", reuse=Dist.deterministic(4000.0)),
+    "x86 migrc exp + writable": dict(policy="deferred", reuse=Dist.exponential(60_000.0), writable_fraction=0.01),
+    "x86 migrc lognormal": dict(policy="deferred", reuse=Dist.lognormal(30_000.0, 2.5)),
+    "x86 migrc empirical": dict(policy="deferred", reuse=Dist.empirical([500.0, 5000.0, 90_000.0])),
+    "arm64 migrc exp": dict(policy="deferred", arch="arm64", reuse=Dist.exponential(60_000.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_simulation_agrees_with_analysis_within_its_99pct_ci(name):
+    m = TlbModel(cpus=6, migration_rate_per_s=4000, inaccessible_fraction=0.5, batch_folios=16,
+                 natural_flush_rate_per_s=15.0, other_round_rate_per_s=2.0, **CASES[name])
+    a, s = m.analytic(), m.simulate(horizon_s=60, replications=8, seed=SEED, progress=False)
+    for q in ("shootdowns", "full_flushes", "invlpg", "ipis", "tlbi_ops", "dsb_syncs", "calls", "deferred_calls"):
+        lo, hi = s.rates.loc[q, "ci_low"], s.rates.loc[q, "ci_high"]
+        assert lo - 1e-9 <= a.rate(q) <= hi + 1e-9, (q, a.rate(q), lo, hi)
+    assert a.overhead == pytest.approx(s.overhead, rel=0.05)
+
+
+def test_simulation_counts_reuse_rounds_when_cpus_stay_in_step():
+    m = TlbModel(cpus=4, policy="deferred", migration_rate_per_s=3200, batch_folios=32, other_round_rate_per_s=5.0,
+                 reuse=Dist.exponential(80_000.0))
+    a, s = m.analytic(), m.simulate(horizon_s=60, replications=8, seed=SEED, progress=False)
+    lo, hi = s.rates.loc["reuse_rounds", ["ci_low", "ci_high"]]
+    assert lo <= a.rate("reuse_rounds") <= hi
+
+
+def test_same_seed_same_result_whatever_the_threads():
+    m = TlbModel(cpus=8, policy="deferred", migration_rate_per_s=5000, reuse=Dist.lognormal(5000.0, 1.5),
+                 natural_flush_rate_per_s=10.0)
+    one = m.simulate(horizon_s=5, replications=4, threads=1, seed=7, progress=False)
+    two = m.simulate(horizon_s=5, replications=4, threads=2, seed=7, progress=False)
+    other = m.simulate(horizon_s=5, replications=4, threads=2, seed=8, progress=False)
+    np.testing.assert_array_equal(one.rates["value"].to_numpy(), two.rates["value"].to_numpy())
+    np.testing.assert_array_equal(one.per_cpu_shootdowns_per_s, two.per_cpu_shootdowns_per_s)
+    assert not np.array_equal(one.rates["value"].to_numpy(), other.rates["value"].to_numpy())
+
+
+def test_ctrl_c_stops_the_des_cleanly():
+    m = TlbModel(cpus=8, policy="deferred", migration_rate_per_s=1e6, reuse=Dist.exponential(1000.0))
+    before = threading.active_count()
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        m.simulate(horizon_s=1e7, replications=4, threads=2, progress=False)
+    assert time.monotonic() - t0 < 5
+    timer.join()
+    assert threading.active_count() == before
+    assert m.simulate(horizon_s=0.01, replications=2, progress=False).rate("calls") > 0  # still usable
+
+
+# --- costs ---------------------------------------------------------------------------------------
+def test_a_guest_pays_more_for_the_same_flushes_and_overload_is_refused():
+    m = TlbModel(cpus=16, policy="batched", migration_rate_per_s=1e5, inaccessible_fraction=0.5,
+                 streams=(TlbStream("dtlb_load", 1536, 20_000),))
+    bare, guest = m.analytic(), m.replace(virtualized=True).analytic()
+    assert guest.overhead > bare.overhead > 0
+    assert guest.runtime_s(100.0) > bare.runtime_s(100.0) > 100.0
+    costs = guest.costs()["cpu_share"]
+    vm = TlbCosts().vm_exit_factor
+    assert costs["ipi_receive"] == pytest.approx(guest.rate("shootdowns") * TlbCosts().irq_us * vm / 1e6)
+    with pytest.raises(ValueError, match="cannot run"):
+        m.replace(migration_rate_per_s=1e9).analytic().runtime_s(1.0)
+
+
+# --- bad input ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs,exc,field",
+    [
+        (dict(cpus=0), ValueError, "cpus"),
+        (dict(cpus=2.5), TypeError, "cpus"),
+        (dict(migration_rate_per_s=float("nan")), ValueError, "migration_rate_per_s"),
+        (dict(migration_rate_per_s=-1.0), ValueError, "migration_rate_per_s"),
+        (dict(writable_fraction=1.5), ValueError, "writable_fraction"),
+        (dict(inaccessible_fraction=-0.1), ValueError, "inaccessible_fraction"),
+        (dict(batch_folios=0), ValueError, "batch_folios"),
+        (dict(arch="sparc"), ValueError, "arch"),
+        (dict(policy="lazy"), ValueError, "policy"),
+        (dict(virtualized="yes"), TypeError, "virtualized"),
+        (dict(reuse=Dist.lognormal(float("nan"), 1.0)), ValueError, "reuse.mean_us"),
+        (dict(reuse=5.0), TypeError, "reuse"),
+        (dict(policy="deferred", reuse=Dist.deterministic(0.0)), ValueError, "reuse.mean_us"),
+        (dict(costs=TlbCosts(irq_us=-1.0)), ValueError, "costs.irq_us"),
+        (dict(costs=TlbCosts(vm_exit_factor=0.5)), ValueError, "costs.vm_exit_factor"),
+        (dict(streams=(TlbStream("dtlb_load", 1536, float("inf")),)), ValueError, r"streams\[0\].working_set_pages"),
+        (dict(streams=("dtlb",)), TypeError, r"streams\[0\]"),
+    ],
+)
+def test_invalid_inputs_name_the_field(kwargs, exc, field):
+    with pytest.raises(exc, match=field):
+        TlbModel(**kwargs)
+
+
+def test_simulation_arguments_are_checked():
+    m = TlbModel(migration_rate_per_s=10.0)
+    for kwargs, field in [(dict(horizon_s=0.0), "horizon_s"), (dict(replications=1), "replications"),
+                          (dict(warmup_s=float("nan")), "warmup_s")]:
+        with pytest.raises(ValueError, match=field):
+            m.simulate(progress=False, **kwargs)
+    # the core checks its own arguments too, naming the field
+    with pytest.raises(ValueError, match="horizon"):
+        _core.tlb.simulate(2, 0, 1, 1.0, 1, 1, 33, 0.0, 0.0, 0.0, 0, 1.0, 0.0, [], 0.0, -1.0, 2, 1, 1)
+    with pytest.raises(ValueError, match="reuse.samples"):
+        _core.tlb.simulate(2, 0, 2, 1.0, 1, 1, 33, 0.0, 0.0, 0.0, 3, 0.0, 0.0, [], 0.0, 1.0, 2, 1, 1)
