@@ -51,6 +51,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "dtlb_load_miss_count": ("count", "perf event dTLB-load-misses"),
     "dtlb_store_miss_count": ("count", "perf event dTLB-store-misses"),
     "itlb_load_miss_count": ("count", "perf event iTLB-load-misses"),
+    "tlb_shootdowns_per_s": ("1/s", "TLB shootdown interrupts per CPU per second (model output)"),
     "tlb_overhead_pct": ("%", "share of every CPU's time lost to TLB maintenance (model output: IPIs, flushes, refill misses)"),
     # locks
     "lock_contended_count": ("count", "perf lock contention 'contended'"),

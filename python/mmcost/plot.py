@@ -31,26 +31,39 @@ def _error(df: pd.DataFrame) -> np.ndarray:
 
 
 def scaling(fit: FitResult, x: str, metric: str | None = None, *, xs=None, interval: float = 0.9,
-            configs: dict | None = None, n_samples: int = 300, logx: bool = False) -> Figure:
-    """Measured points with error bars against the model curve and its band,
-    over the configuration column ``x`` (cpus, processes, folio_kb ...)."""
+            configs: dict | None = None, n_samples: int = 300, logx: bool = False, fixed_priors: bool = False,
+            measured: pd.DataFrame | None = None) -> Figure:
+    """The model curve and its band over the configuration column ``x``
+    (cpus, processes, folio_kb ...), with the measured points: the fit's own
+    rows of ``metric`` (with error bars), or ``measured`` (columns ``x`` and
+    ``value``) for a quantity the fit did not use. ``configs`` fixes the other
+    columns of the predicted rows; ``fixed_priors`` widens the band by the
+    priors of fixed parameters (:meth:`FitResult.sample_params`)."""
     res = fit.residuals
     metric = metric or res["metric"].iloc[0]
     pts = res[res["metric"] == metric]
-    if x not in pts:
+    if not pts.empty and x not in pts:
         raise ValueError(f"data has no column {x!r}")
-    lo, hi = float(pts[x].min()), float(pts[x].max())
-    xs = np.linspace(lo, hi * 1.5, 60) if xs is None else np.asarray(xs, float)
+    if xs is None:
+        if pts.empty:
+            raise ValueError(f"the fit has no {metric!r} rows to take the x range from: pass xs")
+        lo, hi = float(pts[x].min()), float(pts[x].max())
+        xs = np.linspace(lo, hi * 1.5, 60)
+    xs = np.asarray(xs, float)
     grid = pd.DataFrame({x: xs, "metric": metric, **(configs or {})})
-    pred = fit.predict(grid, interval=interval, n_samples=n_samples)
+    pred = fit.predict(grid, interval=interval, n_samples=n_samples, fixed_priors=fixed_priors)
     fig, ax = _figure()
     ax.fill_between(xs, pred["lo"], pred["hi"], color=MODEL_COLOR, alpha=0.25, label=f"{interval:.0%} band")
     ax.plot(xs, pred["best"], color=MODEL_COLOR, label=f"{fit.model.name} fit")
-    ax.errorbar(pts[x], pts["measured"], yerr=pts["sigma"], **MEASURED)
+    if not pts.empty:
+        ax.errorbar(pts[x], pts["measured"], yerr=pts["sigma"], **MEASURED)
+    if measured is not None:
+        ax.errorbar(measured[x], measured["value"], yerr=_error(measured), **MEASURED)
     if logx:
         ax.set_xscale("log", base=2)
     ax.set_xlabel(x)
-    ax.set_ylabel(f"{metric} [{vocabulary.unit_of(metric) if metric in vocabulary.METRICS else ''}]")
+    known = metric.removesuffix(vocabulary.CHANGE_SUFFIX) in vocabulary.METRICS
+    ax.set_ylabel(f"{metric} [{vocabulary.unit_of(metric) if known else ''}]")
     ax.legend(frameon=False)
     fig.tight_layout()
     return fig

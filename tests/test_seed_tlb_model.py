@@ -1,0 +1,96 @@
+"""Seed 001 (migrc): the TLB model fitted to the published counters.
+
+The tolerances are issue 7's: shootdown interrupts per CPU and itlb.itlb_flush
+within 10% before and after. The cover letter's rounded claims are checked
+against the model's predicted changes, which the fit never sees."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mmcost import datasets
+from mmcost.migrc_tlb import SCENARIOS, MigrcTlbModel, fit_rows, scenario_rows
+
+
+@pytest.fixture(scope="module")
+def seed():
+    return datasets.load("migrc_tlb")
+
+
+@pytest.fixture(scope="module")
+def fit(seed):
+    return MigrcTlbModel().fit(fit_rows(seed))
+
+
+def test_shootdowns_per_cpu_and_itlb_flushes_within_10_percent(fit):
+    res = fit.residuals
+    for variant in ("before", "after"):
+        part = res[(res["variant"] == variant) & (res["metric"] == "tlb_shootdowns")]
+        assert len(part) == 16
+        assert part["predicted"].mean() == pytest.approx(part["measured"].mean(), rel=0.10)
+        itlb = res[(res["variant"] == variant) & (res["metric"] == "itlb_flush_count")].iloc[0]
+        assert itlb["predicted"] == pytest.approx(itlb["measured"], rel=0.10)
+
+
+def test_the_after_itlb_count_follows_from_the_before_kernel(seed):
+    """Hold out the after-kernel itlb.itlb_flush: its events per full flush,
+    calibrated on the before kernel, must carry over."""
+    data = fit_rows(seed)
+    out = (data["variant"] == "after") & (data["metric"] == "itlb_flush_count")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refit = MigrcTlbModel().fit(data[~out])
+    assert refit.model.evaluate(data[out])[0] == pytest.approx(data.loc[out, "value"].iloc[0], rel=0.10)
+
+
+@pytest.mark.parametrize("metric", ["itlb_flush_count_change_pct", "tlb_shootdowns_change_pct", "itlb_load_miss_count_change_pct"])
+def test_cover_letter_claims_hold_in_the_model(fit, seed, metric):
+    claim = seed[(seed["experiment"] == "cover_letter_claims") & (seed["metric"] == metric)]
+    assert claim["bound"].iloc[0] == "at_most"
+    predicted = fit.model.evaluate(claim)[0]
+    assert predicted <= claim["value"].iloc[0]
+
+
+@pytest.mark.xfail(strict=True, reason="published per-primitive costs predict about a fifth of the measured gain "
+                                       "(notebooks/seed001_migrc_tlb.ipynb); fix the docs if this starts passing")
+def test_cover_letter_runtime_claim(fit, seed):
+    claim = seed[(seed["experiment"] == "cover_letter_claims") & (seed["metric"] == "runtime_s_change_pct")]
+    assert fit.model.evaluate(claim)[0] <= claim["value"].iloc[0]
+
+
+def test_predictions_follow_the_physics(fit):
+    rows = scenario_rows(fit.model)
+    rows["value"] = fit.model.evaluate(rows)
+    v = rows.set_index(["scenario", "metric", "variant"])["value"]
+    chg = "runtime_s_change_pct"
+    # a guest pays more per flush than bare metal, so migrc saves more there
+    assert v[("seed 001 machine", chg, "after")] < v[("bare metal", chg, "after")] < 0
+    # a fast node that holds the working set leaves nothing to migrate
+    assert v[("1:4 of 100 GiB", chg, "after")] == pytest.approx(0.0, abs=1e-9)
+    # bigger calls: fewer flushes before migrc, and less for migrc to save
+    sd = "tlb_shootdowns_per_s"
+    assert v[("512-folio calls", sd, "before")] < v[("seed 001 machine", sd, "before")] / 10
+    assert v[("512-folio calls", chg, "after")] > v[("seed 001 machine", chg, "after")]
+    # arm64 has no shootdown IPIs at all
+    assert v[("arm64, 16 CPUs", sd, "before")] == 0
+
+
+def test_simulated_solver_reproduces_the_fitted_counts(fit):
+    for variant in ("before", "after"):
+        tm = fit.model.tlb_model(variant=variant)
+        a, s = tm.analytic(), tm.simulate(horizon_s=20, replications=8, seed=2026, progress=False)
+        lo, hi = s.rates.loc["shootdowns", ["ci_low", "ci_high"]]
+        assert lo <= a.rate("shootdowns") <= hi
+
+
+def test_unknown_variant_and_bad_rows_are_refused(fit):
+    rows = pd.DataFrame({"metric": ["runtime_s"], "variant": ["sideways"]})
+    with pytest.raises(ValueError, match="variant"):
+        fit.model.evaluate(rows)
+    rows = pd.DataFrame({"metric": ["runtime_s"], "variant": ["after"], "cpus": [0]})
+    with pytest.raises(ValueError, match="cpus"):
+        fit.model.evaluate(rows)
+    assert set(SCENARIOS) >= {"bare metal", "arm64, 16 CPUs"}
+    assert np.isfinite(fit.model.evaluate(pd.DataFrame({"metric": ["runtime_s"], "variant": ["after"]}))).all()
