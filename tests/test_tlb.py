@@ -31,6 +31,17 @@ def test_refill_matches_the_direct_sum_and_its_large_working_set_limit():
     assert refill_misses(c, w) == pytest.approx(c * c / (2 * w), rel=1e-3)
 
 
+def test_thp_mapping_shrinks_the_working_set_in_translations():
+    """5.6 GiB uniformly accessed: 4K pages overflow a 1536-entry STLB by far
+    (few useful entries lost per flush); 2M pages almost fit it (many lost)."""
+    small = TlbStream.covering("dtlb_load", 1536, 5648, page_kb=4)
+    huge = TlbStream.covering("dtlb_load", 1536, 5648, page_kb=2048)
+    assert small.working_set_pages == 512 * huge.working_set_pages
+    assert huge.refill > 100 * small.refill
+    with pytest.raises(ValueError, match="page_kb"):
+        TlbModel(streams=(TlbStream("dtlb_load", 1536, 100, page_kb=12),))
+
+
 def test_refill_matches_a_simulated_tlb_under_uniform_access():
     """Count misses after a flush in a random-replacement TLB and subtract the
     steady-state miss ratio; independent of the closed form."""
@@ -54,7 +65,7 @@ def test_refill_matches_a_simulated_tlb_under_uniform_access():
 
 # --- analytic counts: hand-derivable cases ----------------------------------------------------
 def test_batched_x86_one_full_flush_per_call_ipis_to_all_but_the_sender():
-    m = TlbModel(cpus=16, policy="batched", migration_rate_per_s=64_000, inaccessible_fraction=0.5, batch_folios=32,
+    m = TlbModel(cpus=16, policy="batched", promotion_rate_per_s=32_000, demotion_rate_per_s=32_000, batch_folios=32,
                  other_round_rate_per_s=3.0, natural_flush_rate_per_s=7.0)
     calls = 64_000 * 0.5 / 32
     r = m.analytic()
@@ -64,17 +75,23 @@ def test_batched_x86_one_full_flush_per_call_ipis_to_all_but_the_sender():
     assert r.rate("ipis") == pytest.approx((calls + 3.0) * 15 / 16)
     # without commit 4d4b6d66db the PROT_NONE promotions are flushed too
     assert m.replace(skip_inaccessible=False).analytic().rate("calls") == pytest.approx(2 * calls)
+    # reclaim unmaps are flushed like demotions, but migrc never defers them
+    reclaim = m.replace(demotion_rate_per_s=0.0, reclaim_unmap_rate_per_s=32_000)
+    assert reclaim.analytic().rate("shootdowns") == pytest.approx(r.rate("shootdowns"))
+    deferred = reclaim.replace(policy="deferred", reuse=Dist.deterministic(1000.0)).analytic()
+    assert deferred.rate("shootdowns") == pytest.approx(r.rate("shootdowns"))
+    assert deferred.rate("deferred_calls") == 0
 
 
 def test_one_cpu_never_sends_an_ipi():
     for policy in ("immediate", "batched", "deferred"):
-        r = TlbModel(cpus=1, policy=policy, migration_rate_per_s=1000, batch_folios=4, entries_per_folio=40,
+        r = TlbModel(cpus=1, policy=policy, demotion_rate_per_s=1000, batch_folios=4, entries_per_folio=40,
                      reuse=Dist.deterministic(2000.0)).analytic()
         assert r.rate("shootdowns") == 0 and r.rate("ipis") == 0
 
 
 def test_immediate_uses_invlpg_up_to_the_ceiling_and_full_flushes_above():
-    base = dict(cpus=4, policy="immediate", migration_rate_per_s=100.0, batch_folios=5)
+    base = dict(cpus=4, policy="immediate", demotion_rate_per_s=100.0, batch_folios=5)
     r = TlbModel(**base, entries_per_folio=33).analytic()
     assert r.rate("invlpg") == pytest.approx(100 * 33)
     assert r.rate("full_flushes") == 0
@@ -88,7 +105,7 @@ def test_migrc_deterministic_reuse_without_natural_flushes():
     """A CPU flushed at time 0 waits Exp(lambda) for a deferred call, then R
     for its reuse: r = 1 / (1/lambda + R)."""
     lam, reuse_us = 200.0, 3000.0
-    m = TlbModel(cpus=4, policy="deferred", migration_rate_per_s=lam * 8, batch_folios=8, reuse=Dist.deterministic(reuse_us))
+    m = TlbModel(cpus=4, policy="deferred", demotion_rate_per_s=lam * 8, batch_folios=8, reuse=Dist.deterministic(reuse_us))
     r = m.analytic()
     expected = 1 / (1 / lam + reuse_us / 1e6)
     assert r.rate("full_flushes") == pytest.approx(expected, rel=1e-12)
@@ -100,7 +117,7 @@ def test_migrc_deterministic_reuse_races_natural_flushes():
     """Natural flushes at rate nu: the reuse flush happens with probability
     exp(-nu R), and the pending period lasts (1 - exp(-nu R)) / nu."""
     lam, reuse_s, nu = 50.0, 0.01, 30.0
-    m = TlbModel(cpus=2, policy="deferred", migration_rate_per_s=lam, batch_folios=1, natural_flush_rate_per_s=nu,
+    m = TlbModel(cpus=2, policy="deferred", demotion_rate_per_s=lam, batch_folios=1, natural_flush_rate_per_s=nu,
                  reuse=Dist.deterministic(reuse_s * 1e6))
     p = math.exp(-nu * reuse_s)
     migrc = p / (1 / lam + (1 - p) / nu)
@@ -116,7 +133,7 @@ def test_migrc_exponential_reuse_at_low_call_rate():
 
 
 def test_arm64_has_no_ipis_and_pays_tlbi_per_entry():
-    m = TlbModel(cpus=8, arch="arm64", policy="batched", migration_rate_per_s=3200, batch_folios=32, entries_per_folio=16)
+    m = TlbModel(cpus=8, arch="arm64", policy="batched", demotion_rate_per_s=3200, batch_folios=32, entries_per_folio=16)
     r = m.analytic()
     assert r.rate("shootdowns") == 0 and r.rate("full_flushes") == 0
     assert r.rate("tlbi_ops") * 8 == pytest.approx(100 * 32 * 16)
@@ -137,7 +154,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_simulation_agrees_with_analysis_within_its_99pct_ci(name):
-    m = TlbModel(cpus=6, migration_rate_per_s=4000, inaccessible_fraction=0.5, batch_folios=16,
+    m = TlbModel(cpus=6, promotion_rate_per_s=2000, demotion_rate_per_s=2000, reclaim_unmap_rate_per_s=400, batch_folios=16,
                  natural_flush_rate_per_s=15.0, other_round_rate_per_s=2.0, **CASES[name])
     a, s = m.analytic(), m.simulate(horizon_s=60, replications=8, seed=SEED, progress=False)
     for q in ("shootdowns", "full_flushes", "invlpg", "ipis", "tlbi_ops", "dsb_syncs", "calls", "deferred_calls"):
@@ -147,7 +164,7 @@ def test_simulation_agrees_with_analysis_within_its_99pct_ci(name):
 
 
 def test_simulation_counts_reuse_rounds_when_cpus_stay_in_step():
-    m = TlbModel(cpus=4, policy="deferred", migration_rate_per_s=3200, batch_folios=32, other_round_rate_per_s=5.0,
+    m = TlbModel(cpus=4, policy="deferred", demotion_rate_per_s=3200, batch_folios=32, other_round_rate_per_s=5.0,
                  reuse=Dist.exponential(80_000.0))
     a, s = m.analytic(), m.simulate(horizon_s=60, replications=8, seed=SEED, progress=False)
     lo, hi = s.rates.loc["reuse_rounds", ["ci_low", "ci_high"]]
@@ -155,7 +172,7 @@ def test_simulation_counts_reuse_rounds_when_cpus_stay_in_step():
 
 
 def test_same_seed_same_result_whatever_the_threads():
-    m = TlbModel(cpus=8, policy="deferred", migration_rate_per_s=5000, reuse=Dist.lognormal(5000.0, 1.5),
+    m = TlbModel(cpus=8, policy="deferred", demotion_rate_per_s=5000, reuse=Dist.lognormal(5000.0, 1.5),
                  natural_flush_rate_per_s=10.0)
     one = m.simulate(horizon_s=5, replications=4, threads=1, seed=7, progress=False)
     two = m.simulate(horizon_s=5, replications=4, threads=2, seed=7, progress=False)
@@ -166,7 +183,7 @@ def test_same_seed_same_result_whatever_the_threads():
 
 
 def test_ctrl_c_stops_the_des_cleanly():
-    m = TlbModel(cpus=8, policy="deferred", migration_rate_per_s=1e6, reuse=Dist.exponential(1000.0))
+    m = TlbModel(cpus=8, policy="deferred", demotion_rate_per_s=1e6, reuse=Dist.exponential(1000.0))
     before = threading.active_count()
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
@@ -181,7 +198,7 @@ def test_ctrl_c_stops_the_des_cleanly():
 
 # --- costs ---------------------------------------------------------------------------------------
 def test_a_guest_pays_more_for_the_same_flushes_and_overload_is_refused():
-    m = TlbModel(cpus=16, policy="batched", migration_rate_per_s=1e5, inaccessible_fraction=0.5,
+    m = TlbModel(cpus=16, policy="batched", promotion_rate_per_s=5e4, demotion_rate_per_s=5e4,
                  streams=(TlbStream("dtlb_load", 1536, 20_000),))
     bare, guest = m.analytic(), m.replace(virtualized=True).analytic()
     assert guest.overhead > bare.overhead > 0
@@ -190,7 +207,7 @@ def test_a_guest_pays_more_for_the_same_flushes_and_overload_is_refused():
     vm = TlbCosts().vm_exit_factor
     assert costs["ipi_receive"] == pytest.approx(guest.rate("shootdowns") * TlbCosts().irq_us * vm / 1e6)
     with pytest.raises(ValueError, match="cannot run"):
-        m.replace(migration_rate_per_s=1e9).analytic().runtime_s(1.0)
+        m.replace(demotion_rate_per_s=1e9).analytic().runtime_s(1.0)
 
 
 # --- bad input ----------------------------------------------------------------------------------
@@ -199,10 +216,10 @@ def test_a_guest_pays_more_for_the_same_flushes_and_overload_is_refused():
     [
         (dict(cpus=0), ValueError, "cpus"),
         (dict(cpus=2.5), TypeError, "cpus"),
-        (dict(migration_rate_per_s=float("nan")), ValueError, "migration_rate_per_s"),
-        (dict(migration_rate_per_s=-1.0), ValueError, "migration_rate_per_s"),
+        (dict(demotion_rate_per_s=float("nan")), ValueError, "demotion_rate_per_s"),
+        (dict(promotion_rate_per_s=-1.0), ValueError, "promotion_rate_per_s"),
+        (dict(reclaim_unmap_rate_per_s="fast"), TypeError, "reclaim_unmap_rate_per_s"),
         (dict(writable_fraction=1.5), ValueError, "writable_fraction"),
-        (dict(inaccessible_fraction=-0.1), ValueError, "inaccessible_fraction"),
         (dict(batch_folios=0), ValueError, "batch_folios"),
         (dict(arch="sparc"), ValueError, "arch"),
         (dict(policy="lazy"), ValueError, "policy"),
@@ -222,13 +239,13 @@ def test_invalid_inputs_name_the_field(kwargs, exc, field):
 
 
 def test_simulation_arguments_are_checked():
-    m = TlbModel(migration_rate_per_s=10.0)
+    m = TlbModel(demotion_rate_per_s=10.0)
     for kwargs, field in [(dict(horizon_s=0.0), "horizon_s"), (dict(replications=1), "replications"),
                           (dict(warmup_s=float("nan")), "warmup_s")]:
         with pytest.raises(ValueError, match=field):
             m.simulate(progress=False, **kwargs)
     # the core checks its own arguments too, naming the field
     with pytest.raises(ValueError, match="horizon"):
-        _core.tlb.simulate(2, 0, 1, 1.0, 1, 1, 33, 0.0, 0.0, 0.0, 0, 1.0, 0.0, [], 0.0, -1.0, 2, 1, 1)
+        _core.tlb.simulate(2, 0, 1, 1.0, 0.0, 1, 1, 33, 0.0, 0.0, 0.0, 0, 1.0, 0.0, [], 0.0, -1.0, 2, 1, 1)
     with pytest.raises(ValueError, match="reuse.samples"):
-        _core.tlb.simulate(2, 0, 2, 1.0, 1, 1, 33, 0.0, 0.0, 0.0, 3, 0.0, 0.0, [], 0.0, 1.0, 2, 1, 1)
+        _core.tlb.simulate(2, 0, 2, 1.0, 0.0, 1, 1, 33, 0.0, 0.0, 0.0, 3, 0.0, 0.0, [], 0.0, 1.0, 2, 1, 1)

@@ -17,7 +17,8 @@ using mmcost_bindings::matrix;
 
 namespace {
 
-py::dict simulate(int cpus, int arch, int policy, double call_rate, int batch_folios, int entries_per_folio,
+py::dict simulate(int cpus, int arch, int policy, double call_rate, double reclaim_call_rate, int batch_folios,
+                  int entries_per_folio,
                   int flush_ceiling, double writable_fraction, double natural_flush_rate, double other_round_rate,
                   int reuse_kind, double reuse_mean, double reuse_cv, const std::vector<double>& reuse_samples,
                   double warmup, double horizon, int replications, int threads, std::uint64_t seed,
@@ -27,6 +28,7 @@ py::dict simulate(int cpus, int arch, int policy, double call_rate, int batch_fo
   p.arch = static_cast<tlb::Arch>(arch);
   p.policy = static_cast<tlb::Policy>(policy);
   p.call_rate = call_rate;
+  p.reclaim_call_rate = reclaim_call_rate;
   p.batch_folios = batch_folios;
   p.entries_per_folio = entries_per_folio;
   p.flush_ceiling = flush_ceiling;
@@ -65,7 +67,7 @@ py::dict simulate(int cpus, int arch, int policy, double call_rate, int batch_fo
 }  // namespace
 
 void bind_tlb(py::module_& m) {
-  m.def("simulate", &simulate, "cpus"_a, "arch"_a, "policy"_a, "call_rate"_a, "batch_folios"_a,
+  m.def("simulate", &simulate, "cpus"_a, "arch"_a, "policy"_a, "call_rate"_a, "reclaim_call_rate"_a, "batch_folios"_a,
         "entries_per_folio"_a, "flush_ceiling"_a, "writable_fraction"_a, "natural_flush_rate"_a,
         "other_round_rate"_a, "reuse_kind"_a, "reuse_mean"_a, "reuse_cv"_a, "reuse_samples"_a, "warmup"_a,
         "horizon"_a, "replications"_a, "threads"_a, "seed"_a, "progress"_a = py::none(),

@@ -77,7 +77,8 @@ class tlb:
         cpus: int,
         arch: int,  # 0 = x86 (IPIs), 1 = arm64 (broadcast TLBI)
         policy: int,  # 0 = immediate, 1 = batched, 2 = deferred (migrc)
-        call_rate: float,  # migration calls per second
+        call_rate: float,  # migration calls per second (migrc may defer their flush)
+        reclaim_call_rate: float,  # reclaim unmap calls per second (never deferred)
         batch_folios: int,
         entries_per_folio: int,
         flush_ceiling: int,

@@ -172,7 +172,8 @@ class MigrcTlbModel(Model):
                          nested_walk_factor=p["nested_walk_factor"], vm_exit_factor=p["vm_exit_factor"],
                          tlbi_us=p["tlbi_us"], dsb_us=p["dsb_us"])
         return TlbModel(cpus=int(cpus), arch=arch, policy=self.variants[variant], virtualized=bool(virtualized),
-                        migration_rate_per_s=rate, inaccessible_fraction=PROMOTION_SHARE, batch_folios=int(batch_folios),
+                        promotion_rate_per_s=rate * PROMOTION_SHARE, demotion_rate_per_s=rate * (1 - PROMOTION_SHARE),
+                        batch_folios=int(batch_folios),
                         writable_fraction=self.writable_fraction,
                         natural_flush_rate_per_s=p["natural_flush_rate_per_s"],
                         other_round_rate_per_s=p["other_round_rate_per_s"], reuse=reuse, costs=costs,

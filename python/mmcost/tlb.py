@@ -108,19 +108,34 @@ def refill_misses(entries: float, working_set_pages: float) -> float:
 @dataclass(frozen=True)
 class TlbStream:
     """One translation stream: ``name`` (``itlb_load``, ``dtlb_load``,
-    ``dtlb_store``; the perf event is ``<name>_miss_count``), the TLB reach
-    serving it (``entries``: STLB for data, ITLB for code), the pages it
-    cycles through uniformly (``working_set_pages``), and its steady-state
-    misses per CPU-second of useful work (``misses_per_work_s``)."""
+    ``dtlb_store``; the perf event is ``<name>_miss_count``), the TLB entries
+    serving it (``entries``: STLB for data, ITLB for code; for ``page_kb`` =
+    2048 the entries that hold 2M translations), the pages of ``page_kb``
+    it cycles through uniformly (``working_set_pages``), and its steady-state
+    misses per CPU-second of useful work (``misses_per_work_s``). A workload
+    with 4K- and THP-mapped memory is two streams."""
 
     name: str
     entries: float
     working_set_pages: float
     misses_per_work_s: float = 0.0
+    page_kb: int = 4
+
+    @classmethod
+    def covering(cls, name: str, entries: float, working_set_mib: float, page_kb: int = 4,
+                 misses_per_work_s: float = 0.0) -> "TlbStream":
+        """A stream over ``working_set_mib`` mapped with ``page_kb`` pages
+        (4: PTEs; 2048: PMD-mapped THP, 512x fewer translations to refill)."""
+        page_kb = v.count("page_kb", page_kb, minimum=4)
+        return cls(name, entries, v.scalar("working_set_mib", working_set_mib) * 1024 / page_kb, misses_per_work_s,
+                   page_kb)
 
     def check(self, where: str) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"{where}.name must be a non-empty string")
+        page_kb = v.count(f"{where}.page_kb", self.page_kb, minimum=4)
+        if page_kb & (page_kb - 1):
+            raise ValueError(f"{where}.page_kb must be a power of two (4, 16, 64 ... 2048), got {page_kb}")
         v.scalar(f"{where}.entries", self.entries)
         v.scalar(f"{where}.working_set_pages", self.working_set_pages)
         v.scalar(f"{where}.misses_per_work_s", self.misses_per_work_s)
@@ -203,13 +218,17 @@ def _default_streams() -> tuple:
 
 @dataclass(frozen=True)
 class TlbModel:
-    """Page migration's TLB flushes on ``cpus`` CPUs that all run the migrating mm.
+    """The TLB flushes of page migration and reclaim on ``cpus`` CPUs that all run the mm.
 
-    ``migration_rate_per_s`` folios migrate per second; ``inaccessible_fraction``
-    of them had PROT_NONE PTEs (NUMA-hinting promotions) and need no flush when
-    ``skip_inaccessible`` (commit 4d4b6d66db). The rest are unmapped in calls
-    of ``batch_folios`` folios, ``entries_per_folio`` TLB entries each;
-    ``writable_fraction`` of them cannot be deferred by migrc.
+    Folios per second: ``promotion_rate_per_s`` (NUMA-hinting faults,
+    ``do_numa_page`` -> ``migrate_misplaced_folio``: their PTEs are PROT_NONE,
+    so they need no flush when ``skip_inaccessible``, commit 4d4b6d66db),
+    ``demotion_rate_per_s`` (kswapd's ``demote_folio_list``) and
+    ``reclaim_unmap_rate_per_s`` (swap-out: ``shrink_folio_list`` ->
+    ``try_to_unmap``; migrc never defers these). Migration and reclaim unmap
+    in calls of ``batch_folios`` folios, ``entries_per_folio`` TLB entries each
+    (1 for a 4K page or a PMD-mapped THP, 16 for a PTE-mapped 64K mTHP);
+    ``writable_fraction`` of migrated folios cannot be deferred by migrc.
     ``natural_flush_rate_per_s``: full flushes per CPU with no migration
     cause (x86: PCID recycling in ``switch_mm_irqs_off``; arm64: global ASID
     rollover). ``other_round_rate_per_s``: other full-flush IPI rounds of the
@@ -221,8 +240,9 @@ class TlbModel:
     arch: Arch = Arch.X86
     policy: Policy = Policy.BATCHED
     virtualized: bool = False
-    migration_rate_per_s: float = 0.0
-    inaccessible_fraction: float = 0.0
+    promotion_rate_per_s: float = 0.0
+    demotion_rate_per_s: float = 0.0
+    reclaim_unmap_rate_per_s: float = 0.0
     skip_inaccessible: bool = True
     batch_folios: int = 32
     entries_per_folio: int = 1
@@ -246,10 +266,10 @@ class TlbModel:
         for name in ("virtualized", "skip_inaccessible"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
-        v.scalar("migration_rate_per_s", self.migration_rate_per_s)
-        for name in ("inaccessible_fraction", "writable_fraction"):
-            if v.scalar(name, getattr(self, name)) > 1:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        for name in ("promotion_rate_per_s", "demotion_rate_per_s", "reclaim_unmap_rate_per_s"):
+            v.scalar(name, getattr(self, name))
+        if v.scalar("writable_fraction", self.writable_fraction) > 1:
+            raise ValueError(f"writable_fraction must be in [0, 1], got {self.writable_fraction}")
         v.count("batch_folios", self.batch_folios)
         v.count("entries_per_folio", self.entries_per_folio)
         v.count("flush_ceiling", self.flush_ceiling, minimum=0)
@@ -280,9 +300,14 @@ class TlbModel:
     # --- the event streams ------------------------------------------------------------------
     @property
     def call_rate_per_s(self) -> float:
-        """Migration calls per second that need a flush (Poisson thinning of the PROT_NONE folios)."""
-        keep = 1.0 - (self.inaccessible_fraction if self.skip_inaccessible else 0.0)
-        return self.migration_rate_per_s * keep / self.batch_folios
+        """Migration calls per second that need a flush (PROT_NONE promotions need none)."""
+        promotions = 0.0 if self.skip_inaccessible else self.promotion_rate_per_s
+        return (self.demotion_rate_per_s + promotions) / self.batch_folios
+
+    @property
+    def reclaim_call_rate_per_s(self) -> float:
+        """Reclaim unmap calls per second (always flushed, whatever the policy)."""
+        return self.reclaim_unmap_rate_per_s / self.batch_folios
 
     @property
     def _writable_call_share(self) -> float:
@@ -292,11 +317,11 @@ class TlbModel:
     # --- analytic solver --------------------------------------------------------------------
     def analytic(self) -> TlbResult:
         n = self.cpus
-        lam = self.call_rate_per_s
+        lam, lam_r = self.call_rate_per_s, self.reclaim_call_rate_per_s
         remote = (n - 1) / n  # the sender's own TLB is flushed locally
         x86 = self.arch is Arch.X86
         r = dict.fromkeys(_RATES, 0.0)
-        r["calls"] = lam
+        r["calls"] = lam + lam_r
 
         def flush_round(rate):  # a full flush of every CPU, `rate` times per second
             r["full_flushes"] += rate
@@ -316,7 +341,7 @@ class TlbModel:
                 r["dsb_syncs"] += rate / n
 
         if self.policy is Policy.IMMEDIATE:
-            per_folio = lam * self.batch_folios
+            per_folio = (lam + lam_r) * self.batch_folios
             if not x86:
                 r["tlbi_ops"] += per_folio * self.entries_per_folio / n
                 r["dsb_syncs"] += per_folio / n
@@ -328,10 +353,10 @@ class TlbModel:
                 r["ipis"] += per_folio * remote
                 r["rounds"] += per_folio if n > 1 else 0.0
         elif self.policy is Policy.BATCHED:
-            batched(lam)
+            batched(lam + lam_r)
         else:
-            lam_w = lam * self._writable_call_share
-            lam_d = lam - lam_w
+            lam_w = lam * self._writable_call_share + lam_r  # flushed at once
+            lam_d = lam * (1.0 - self._writable_call_share)
             batched(lam_w)
             # full flushes that clear a CPU's pending state anyway
             kappa = self.natural_flush_rate_per_s + self.other_round_rate_per_s + (lam_w if x86 else 0.0)
@@ -377,7 +402,7 @@ class TlbModel:
         try:
             d = _core.tlb.simulate(
                 self.cpus, _ARCH_CODE[self.arch], _POLICY_CODE[self.policy], self.call_rate_per_s,
-                self.batch_folios, self.entries_per_folio, self.flush_ceiling, self.writable_fraction,
+                self.reclaim_call_rate_per_s, self.batch_folios, self.entries_per_folio, self.flush_ceiling, self.writable_fraction,
                 self.natural_flush_rate_per_s, self.other_round_rate_per_s, kind, mean * s, cv,
                 [x * s for x in samples], warmup_s, horizon_s, replications, threads, seed,
                 (lambda done: bar.update(done - bar.n)) if bar else None)
@@ -470,7 +495,7 @@ _RATES = {
     "tlbi_ops": "1/(CPU s)",         # broadcast TLBIs issued, per CPU (arm64)
     "dsb_syncs": "1/(CPU s)",        # DSB ISH waits, per CPU (arm64)
     "rounds": "1/s",                 # flush operations with remote targets
-    "calls": "1/s",                  # migration calls needing a flush
+    "calls": "1/s",                  # migration and reclaim calls needing a flush
     "deferred_calls": "1/s",         # calls whose flush migrc deferred
     "reuse_rounds": "1/s",           # deferred calls flushed at reuse
 }

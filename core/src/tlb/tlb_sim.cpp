@@ -15,6 +15,7 @@ void TlbSimParams::validate() const {
   if (policy != Policy::Immediate && policy != Policy::Batched && policy != Policy::Deferred)
     throw InvalidArgument("policy is unknown");
   check::finite_nonnegative("call_rate", call_rate);
+  check::finite_nonnegative("reclaim_call_rate", reclaim_call_rate);
   if (batch_folios < 1) throw InvalidArgument("batch_folios must be >= 1");
   if (entries_per_folio < 1) throw InvalidArgument("entries_per_folio must be >= 1");
   if (flush_ceiling < 0) throw InvalidArgument("flush_ceiling must be >= 0");
@@ -29,7 +30,7 @@ void TlbSimParams::validate() const {
 
 namespace {
 
-enum EventKind : std::int32_t { kCall = 0, kNatural = 1, kOther = 2, kReuse = 3 };
+enum EventKind : std::int32_t { kCall = 0, kNatural = 1, kOther = 2, kReuse = 3, kReclaim = 4 };
 
 class TlbSim {
  public:
@@ -44,6 +45,7 @@ class TlbSim {
   TlbSimResult run(const std::atomic<bool>& stop) {
     const double end = p_.warmup + p_.horizon;
     if (p_.call_rate > 0) q_.schedule(rng_.exponential(1.0 / p_.call_rate), 0, kCall);
+    if (p_.reclaim_call_rate > 0) q_.schedule(rng_.exponential(1.0 / p_.reclaim_call_rate), 0, kReclaim);
     if (p_.other_round_rate > 0) q_.schedule(rng_.exponential(1.0 / p_.other_round_rate), 0, kOther);
     if (p_.natural_flush_rate > 0) {
       // x86: each CPU's own stream; arm64: one global ASID-rollover stream
@@ -62,6 +64,7 @@ class TlbSim {
         case kCall: call(); break;
         case kNatural: natural(e.target()); break;
         case kOther: other(); break;
+        case kReclaim: reclaim(); break;
         default: reuse(e.target()); break;
       }
     }
@@ -149,6 +152,18 @@ class TlbSim {
       migrated_at_.push_back(q_.now());
     }
     q_.schedule(first, slot, kReuse);
+  }
+
+  // try_to_unmap_flush at the end of shrink_folio_list: never deferred
+  void reclaim() {
+    q_.schedule(rng_.exponential(1.0 / p_.reclaim_call_rate), 0, kReclaim);
+    r_.calls += add(counting_);
+    const int sender = random_cpu();
+    if (p_.policy == Policy::Immediate) {
+      immediate(sender);
+    } else {
+      batched(sender);
+    }
   }
 
   void reuse(std::int32_t slot) {

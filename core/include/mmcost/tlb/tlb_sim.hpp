@@ -1,7 +1,8 @@
 // TLB flush batching: which CPUs flush, when, and how (IPI or broadcast TLBI),
 // for page migrations under four kernel policies.
 //
-// Time is in seconds. Migration calls arrive as a Poisson stream; each unmaps
+// Time is in seconds. Migration calls arrive as a Poisson stream (reclaim's
+// swap-out unmaps as a second one, which migrc never defers); each unmaps
 // `batch_folios` folios at once (shrink_folio_list -> demote_folio_list ->
 // migrate_pages_batch in mm/vmscan.c and mm/migrate.c; reclaim isolates
 // SWAP_CLUSTER_MAX = 32 folios per call). Folios whose PTEs were already
@@ -44,7 +45,8 @@ struct TlbSimParams {
   int cpus = 1;
   Arch arch = Arch::X86;
   Policy policy = Policy::Batched;
-  double call_rate = 0.0;        // migration calls (batches) per second
+  double call_rate = 0.0;        // migration calls (batches) per second; migrc may defer their flush
+  double reclaim_call_rate = 0;  // reclaim unmap calls per second (swap-out); flushed as Batched under migrc
   int batch_folios = 32;         // folios unmapped per call
   int entries_per_folio = 1;     // TLB entries per folio (1 for 4K or PMD-mapped THP)
   int flush_ceiling = 33;        // tlb_single_page_flush_ceiling (x86 Immediate)
@@ -65,7 +67,7 @@ struct TlbSimResult {
   std::vector<double> shootdowns;   // per CPU: flush IPIs received
   std::vector<double> full_flushes; // per CPU: local + remote full flushes
   std::vector<double> invlpg;       // per CPU: single-entry invalidations
-  double calls = 0;           // migration calls counted
+  double calls = 0;           // migration and reclaim calls counted
   double rounds = 0;          // flush operations issued (x86: flush_tlb_multi calls with a remote target)
   double ipis = 0;            // IPIs sent (x86)
   double tlbi_ops = 0;        // broadcast TLBI instructions (arm64)
