@@ -1,0 +1,263 @@
+"""Swap-out throughput: P processes writing anonymous memory into a memcg that must swap.
+
+The usemem / vm-scalability ``swap-w-seq`` workload: ``processes`` processes
+(one per CPU, single-threaded) each write ``bytes_per_process`` into a memcg
+of ``memcg_mb``; everything beyond the limit is reclaimed by the writers
+themselves (memcg direct reclaim: ``try_to_free_mem_cgroup_pages``) and
+written to the swap device. In steady state each process alternates faulting
+in new folios and reclaiming old ones, so the model's operation is *swap out
+one folio*, which costs:
+
+- fault side, for the 1/s folios written per folio swapped (s = swapped share
+  of the bytes written): the fault (``do_anonymous_page`` / ``alloc_anon_folio``
+  for mTHP, ``do_huge_pmd_anonymous_page`` for 2M), zeroing, PTE installs;
+- reclaim side (``shrink_folio_list`` in mm/vmscan.c): LRU isolation under
+  the memcg's lruvec lock (one lock for all P processes: a contended
+  station), rmap walk and unmap (one entry per PTE; one PMD for a 2M THP) and
+  its TLB flush (:class:`mmcost.tlb.TlbModel`, batched per 32 folios; on
+  arm64 the broadcast TLBIs queue at the interconnect's DVM node, another
+  shared station), swap
+  slot allocation under ``si->lock`` (per-CPU slot cache refills of 64 slots
+  for 4K, a contiguous scan per large folio: ``get_swap_pages``), swap cache
+  insert/remove, writeback to the device, and free;
+- a large folio that cannot be swapped out whole (v6.6 for sizes below PMD:
+  ``add_to_swap`` refuses, ``split_folio_to_list`` splits it) pays the split
+  under the lruvec lock (``__split_huge_page``), the split's own unmap/remap
+  of every PTE with its TLB invalidations, and then the 4K path once per page.
+
+The P processes contend on the lock stations through
+:class:`mmcost.locks.LockSystem`: exact MVA (``analytic``) or the C++ DES
+(``simulate``), so contention is computed, not assumed. A shared device
+bandwidth (NVMe) is one more FIFO station. Times in microseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from . import _validate as v
+from .locks import Critical, Dist, Lock, LockSystem, Work
+from .tlb import Arch, Policy, TlbCosts, TlbModel
+
+PAGE_KB = 4
+PMD_KB = 2048
+#: folios per shrink_folio_list call (SWAP_CLUSTER_MAX) and per TLB flush
+RECLAIM_BATCH = 32
+#: swap slots taken under si->lock per per-CPU cache refill (SWAP_SLOTS_CACHE_SIZE, mm/swap_slots.c)
+SLOT_CACHE_BATCH = 64
+
+
+@dataclass(frozen=True)
+class SwapDevice:
+    """Where swapped pages go. ``brd``/``pmem``: a RAM disk, the CPU copies each
+    page (``copy_us_per_page``). ``zram``: the CPU compresses then stores
+    (``compress_us_per_page`` + ``copy_us_per_page``). ``nvme``: DMA, so the
+    CPU only submits; the device serves all CPUs at ``bandwidth_mib_s`` and
+    ``queue_depth`` I/Os of ``latency_us`` in flight (a FIFO station whose
+    service per folio is the larger of size / bandwidth and latency / depth:
+    Little's law)."""
+
+    kind: str = "brd"
+    copy_us_per_page: float = 0.0
+    compress_us_per_page: float = 0.0
+    bandwidth_mib_s: float = math.inf
+    latency_us: float = 0.0
+    queue_depth: int = 1
+
+    def __post_init__(self):
+        if self.kind not in ("brd", "pmem", "zram", "nvme"):
+            raise ValueError(f"device.kind must be brd, pmem, zram or nvme, got {self.kind!r}")
+        v.scalar("device.copy_us_per_page", self.copy_us_per_page)
+        v.scalar("device.compress_us_per_page", self.compress_us_per_page)
+        bw = self.bandwidth_mib_s
+        if isinstance(bw, bool) or not isinstance(bw, (int, float)) or math.isnan(bw) or bw <= 0:
+            raise ValueError(f"device.bandwidth_mib_s must be > 0 (inf: not a bottleneck), got {bw!r}")
+        v.scalar("device.latency_us", self.latency_us)
+        v.count("device.queue_depth", self.queue_depth)
+
+    def cpu_us(self, pages: int) -> float:
+        """CPU time of the writer for one folio of ``pages`` pages."""
+        if self.kind == "nvme":
+            return 0.0
+        return pages * (self.copy_us_per_page + (self.compress_us_per_page if self.kind == "zram" else 0.0))
+
+    def station_us(self, pages: int) -> float:
+        """Service time of the shared device station per folio (0: none)."""
+        if self.kind != "nvme":
+            return 0.0
+        transfer = pages * PAGE_KB / 1024 / self.bandwidth_mib_s * 1e6 if math.isfinite(self.bandwidth_mib_s) else 0.0
+        return max(transfer, self.latency_us / self.queue_depth)
+
+
+@dataclass(frozen=True)
+class SwapCosts:
+    """Per-operation CPU costs (microseconds). Which are fitted and which carry
+    priors is the fitting model's business (:mod:`mmcost.small_thp_swapout`)."""
+
+    fault_us: float = 1.0          # per folio faulted: exception, allocation, memcg charge
+    zero_us_per_page: float = 1.0  # clear_page per 4 KiB
+    pte_us: float = 0.05           # per PTE set, cleared or walked
+    reclaim_us: float = 2.0        # per folio reclaimed: isolation bookkeeping, folio_referenced, free
+    lru_hold_us: float = 0.3       # per folio under the lruvec lock (isolate + putback share)
+    slot_hold_us: float = 0.2      # si->lock per allocation (a refill of the per-CPU cache, or one large folio)
+    swapcache_us: float = 0.5      # per folio swap cache insert + delete (xa_lock: 64 MiB per space, uncontended)
+    split_us_per_page: float = 0.5  # per subpage of a split (__split_huge_page_tail, under the lruvec lock)
+
+    def check(self) -> None:
+        for name in self.__dataclass_fields__:
+            v.scalar(f"costs.{name}", getattr(self, name))
+
+
+@dataclass(frozen=True)
+class SwapModel:
+    """One configuration. ``folio_kb``: the folio size faults ask for;
+    ``large_share``: the share of those faults that got it (the rest fell back
+    to 4K: ``anon_fault_fallback``; see :func:`large_fault_share`).
+    ``split_small_thp``: the kernel splits large folios below PMD size before
+    swap-out (v6.6); False swaps them out whole (Ryan Roberts' series)."""
+
+    processes: int = 70
+    bytes_per_process: float = 2**30
+    memcg_mb: float = 40 * 1024
+    folio_kb: int = 4
+    large_share: float = 1.0
+    split_small_thp: bool = True
+    device: SwapDevice = field(default_factory=SwapDevice)
+    arch: Arch = Arch.ARM64
+    costs: SwapCosts = field(default_factory=SwapCosts)
+    tlb_costs: TlbCosts = field(default_factory=TlbCosts)
+
+    def __post_init__(self):
+        v.count("processes", self.processes)
+        v.scalar("bytes_per_process", self.bytes_per_process, positive=True)
+        v.scalar("memcg_mb", self.memcg_mb, positive=True)
+        kb = v.count("folio_kb", self.folio_kb, minimum=PAGE_KB)
+        if kb % PAGE_KB or (kb // PAGE_KB) & (kb // PAGE_KB - 1) or kb > PMD_KB:
+            raise ValueError(f"folio_kb must be 4 KiB times a power of two, at most {PMD_KB}, got {kb}")
+        if v.scalar("large_share", self.large_share) > 1:
+            raise ValueError(f"large_share must be in [0, 1], got {self.large_share}")
+        if self.memcg_mb * 2**20 >= self.processes * self.bytes_per_process:
+            raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
+                             f"({self.processes * self.bytes_per_process / 2**20:g} MiB): nothing would swap")
+        if not isinstance(self.split_small_thp, bool):
+            raise TypeError(f"split_small_thp must be a bool, got {type(self.split_small_thp).__name__}")
+        if not isinstance(self.device, SwapDevice):
+            raise TypeError(f"device must be a SwapDevice, got {type(self.device).__name__}")
+        object.__setattr__(self, "arch", Arch(self.arch))
+        if not isinstance(self.costs, SwapCosts):
+            raise TypeError(f"costs must be a SwapCosts, got {type(self.costs).__name__}")
+        self.costs.check()
+        self.tlb_costs.check()
+
+    def replace(self, **changes) -> SwapModel:
+        return replace(self, **changes)
+
+    @property
+    def swapped_share(self) -> float:
+        """Share of the bytes written that must be swapped out (all beyond the limit)."""
+        return 1.0 - self.memcg_mb * 2**20 / (self.processes * self.bytes_per_process)
+
+    # --- the operation: swap out one folio ---------------------------------------------------
+    def _tlb_us(self, entries: int) -> float:
+        """The writer's own CPU time for reclaim's TLB flush of a folio of
+        ``entries`` entries (:class:`~mmcost.tlb.TlbModel`, batched per 32
+        folios): usemem's mm runs on one CPU, so x86 flushes locally (no IPI);
+        on arm64 the writer waits one DSB per call, while the broadcast TLBIs
+        themselves are served by the interconnect (:attr:`tlbi_station`)."""
+        costs = replace(self.tlb_costs, tlbi_us=0.0) if self.arch is Arch.ARM64 else self.tlb_costs
+        tm = TlbModel(cpus=1, arch=self.arch, policy=Policy.BATCHED, reclaim_unmap_rate_per_s=1.0,
+                      batch_folios=RECLAIM_BATCH, entries_per_folio=entries, costs=costs, streams=())
+        return tm.analytic().overhead * 1e6  # CPU-s per s at one folio per s = us per folio
+
+    @property
+    def tlbi_station(self) -> bool:
+        """arm64: a broadcast TLBI is a DVM operation, and the interconnect
+        serialises them (Arm CoreLink CMN-600 TRM: one DVM node per mesh
+        handles every DVM message), so all CPUs' TLBIs queue at one FIFO
+        station of ``tlb_costs.tlbi_us`` each: contention, computed."""
+        return self.arch is Arch.ARM64
+
+    def _folio_stages(self, kb: int) -> tuple[float, float, float, float, int]:
+        """(fault-side work per folio written, reclaim work, lruvec-lock hold,
+        si->lock hold, broadcast TLBIs) for one folio of ``kb`` KiB, whole or split."""
+        c, pages = self.costs, kb // PAGE_KB
+        entries = 1 if kb == PMD_KB else pages  # a 2M THP is one PMD; smaller folios are PTE-mapped
+        fault = c.fault_us + pages * c.zero_us_per_page + entries * c.pte_us
+        whole = pages == 1 or not (self.split_small_thp and kb < PMD_KB)
+        if whole:
+            slot = c.slot_hold_us / SLOT_CACHE_BATCH if pages == 1 else c.slot_hold_us
+            work = (c.reclaim_us + entries * c.pte_us + self._tlb_us(entries) + c.swapcache_us
+                    + self.device.cpu_us(pages))
+            return fault, work, c.lru_hold_us, slot, entries
+        # split: unmap + remap every PTE (migration entries, their TLBIs), then the 4K path per page
+        per_page = c.reclaim_us + c.pte_us + self._tlb_us(1) + c.swapcache_us + self.device.cpu_us(1)
+        work = 2 * pages * c.pte_us + self._tlb_us(pages) + pages * per_page
+        split = pages * c.split_us_per_page
+        return fault, work, c.lru_hold_us + split, pages * c.slot_hold_us / SLOT_CACHE_BATCH, 2 * pages
+
+    def _network(self) -> tuple[LockSystem, float]:
+        """The closed network (P CPUs, each swapping out one average folio per
+        operation) and the KiB that folio holds."""
+        sizes = [(self.folio_kb, self.large_share)]
+        if self.folio_kb > PAGE_KB and self.large_share < 1:
+            sizes.append((PAGE_KB, 1 - self.large_share))  # fallback faults got 4K folios
+        folios = [(kb, share / kb) for kb, share in sizes if share > 0]  # folios per KiB written
+        total = sum(w for _, w in folios)
+        weights = [w / total for _, w in folios]
+        per_size = [self._folio_stages(kb) for kb, _ in folios]
+        fault, work, lru, slot, tlbis = (sum(w * st[i] for w, st in zip(weights, per_size)) for i in range(5))
+        kib = sum(w * kb for w, (kb, _) in zip(weights, folios))
+        stages = [Work(Dist.exponential(fault / self.swapped_share + work)),
+                  Critical("lru_lock", "isolate_lru_folios", Dist.exponential(lru)),
+                  Critical("si_lock", "get_swap_pages", Dist.exponential(slot))]
+        locks = [Lock("lru_lock"), Lock("si_lock")]
+        if self.tlbi_station:
+            stages.append(Critical("dvm", "tlbi_broadcast", Dist.exponential(tlbis * self.tlb_costs.tlbi_us)))
+            locks.append(Lock("dvm"))
+        dev = sum(w * self.device.station_us(kb // PAGE_KB) for w, (kb, _) in zip(weights, folios))
+        if dev > 0:
+            stages.append(Critical("device", "swap_writepage", Dist.exponential(dev)))
+            locks.append(Lock("device"))
+        return LockSystem(self.processes, tuple(locks), tuple(stages)), kib
+
+    def system(self) -> LockSystem:
+        """The lock-contention network this configuration solves (see the module docstring)."""
+        return self._network()[0]
+
+    def solve(self, solver: str = "analytic", **simulate_kwargs) -> dict:
+        """Per-process write throughput (``usemem_throughput_kib_s``, usemem's
+        number), the swap-out rate of all processes (``swapout_kib_s``), and the
+        lock result; ``solver="simulated"`` adds ``swapout_kib_s_ci99``."""
+        if solver not in ("analytic", "simulated"):
+            raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
+        net, kib = self._network()
+        res = net.analytic() if solver == "analytic" else net.simulate(**simulate_kwargs)
+        swapout = res.system["throughput_per_s"] * kib  # folios/s x KiB
+        out = {"swapout_kib_s": swapout, "usemem_throughput_kib_s": swapout / self.swapped_share / self.processes,
+               "result": res}
+        if solver == "simulated":
+            out["swapout_kib_s_ci99"] = res.system["throughput_per_s_ci99"] * kib
+        return out
+
+
+def large_fault_share(folio_kb: int, memcg_mb: float, written_mb: float, *, madvise: bool) -> float:
+    """The share of faults that get a large folio of ``folio_kb``.
+
+    With MADV_HUGEPAGE (or ``defrag=always``) the fault may reclaim, so every
+    fault gets its size. Without it the large-folio gfp mask has no direct
+    reclaim: once the memcg sits at its limit the charge fails
+    (``anon_fault_fallback_charge``) and the fault falls back to 4K, so for
+    256K and larger only the faults before the limit was first reached got
+    large folios: share = limit / bytes written (measured on 6.18 with zram and
+    a 256 MiB memcg). Below 256K the fallback is partial and not predictable
+    from the limit (94% of 16K and 63% of 64K faults succeeded there): pass the
+    measured share (``mmcost.parse.mthp_stats``) instead."""
+    kb = v.count("folio_kb", folio_kb, minimum=PAGE_KB)
+    limit, written = v.scalar("memcg_mb", memcg_mb, positive=True), v.scalar("written_mb", written_mb, positive=True)
+    if madvise or kb == PAGE_KB:
+        return 1.0
+    if kb < 256:
+        raise ValueError(f"folio_kb={kb}: below 256K the fallback share is not a function of the limit; "
+                         "measure it (hugepages-<size>kB/stats) and pass large_share")
+    return min(1.0, limit / written)
