@@ -246,7 +246,8 @@ class LockSystem:
             visits.append(len(secs))
             service.append(s.mean())
             second = np.mean(var + s**2)
-            scv.append(second / s.mean() ** 2 - 1 if s.mean() > 0 else 0.0)
+            # a hold below 1e-100 us is no hold: its square would underflow to 0/0
+            scv.append(second / s.mean() ** 2 - 1 if s.mean() > 1e-100 else 0.0)
         if self.think_us == 0 and sum(service) == 0:
             raise ValueError("stages: every stage takes zero time")
         df = queueing.mva(service, self.think_us, self.cpus, visits=visits, stations=[lk.name for lk in used], scv=scv)
