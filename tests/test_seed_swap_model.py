@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from mmcost import datasets
 from mmcost.small_thp_swapout import SmallThpSwapoutModel, fit_rows
 

@@ -9,7 +9,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from mmcost import datasets
 from mmcost.migrc_tlb import SCENARIOS, MigrcTlbModel, fit_rows, scenario_rows
 

@@ -6,7 +6,6 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mmcost.swap import SwapCosts, SwapDevice, SwapModel, large_fault_share
 from mmcost.tlb import TlbCosts
 

@@ -9,7 +9,6 @@ import time
 
 import numpy as np
 import pytest
-
 from mmcost import _core
 from mmcost.locks import Dist
 from mmcost.tlb import TlbCosts, TlbModel, TlbStream, deferred_flush_rate, refill_misses

@@ -35,13 +35,16 @@ def scaling(fit: FitResult, x: str, metric: str | None = None, *, xs=None, inter
             measured: pd.DataFrame | None = None) -> Figure:
     """The model curve and its band over the configuration column ``x``
     (cpus, processes, folio_kb ...), with the measured points: the fit's own
-    rows of ``metric`` (with error bars), or ``measured`` (columns ``x`` and
+    rows of ``metric`` that match ``configs`` (with error bars), or ``measured`` (columns ``x`` and
     ``value``) for a quantity the fit did not use. ``configs`` fixes the other
     columns of the predicted rows; ``fixed_priors`` widens the band by the
     priors of fixed parameters (:meth:`FitResult.sample_params`)."""
     res = fit.residuals
     metric = metric or res["metric"].iloc[0]
     pts = res[res["metric"] == metric]
+    for col, val in (configs or {}).items():  # only the measured rows of the configuration drawn
+        if col in pts.columns and not isinstance(val, (list, tuple, np.ndarray)):
+            pts = pts[pts[col] == val]
     if not pts.empty and x not in pts:
         raise ValueError(f"data has no column {x!r}")
     if xs is None:

@@ -32,6 +32,7 @@ from .model import Model, Parameter, Prior
 from .swap import SwapCosts, SwapDevice, SwapModel
 from .tlb import TlbCosts
 
+MEMCG_MB = 40 * 1024  # seed 000's memcg limit (40G read as GiB)
 _ALTRA_BW = ("Ampere Altra Q80: 8 channels of DDR4-3200 = 204.8 GB/s shared by the 70 writing cores, "
              "about 2.9 GB/s each")
 _TLB = "mmcost.tlb.TlbCosts priors (Arm Neoverse N1; commit 43b3dfdd0455)"
@@ -71,21 +72,31 @@ class SmallThpSwapoutModel(Model):
                   prior=Prior(2.5, 1.5, "seed 003 perf lock contention on si->lock (avg wait 2.25-2.74 us, "
                                         "mmcost.swap_alloc_lock's hold prior): one allocation scan")),
         Parameter("tlbi_us", 0.1, "us", 0.0, 100.0, doc="one broadcast TLBI at the interconnect's DVM node"),
+        Parameter("zram_compress_us_per_page", 6.0, "us", 0.1, 100.0, free=False,
+                  prior=Prior(6.0, 3.0, "lzo-rle/lz4 compress 0.5-1.5 GB/s per core (lzbench); zram's default "
+                                        "lzo-rle: ~3-8 us per 4 KiB page"),
+                  doc="zram only (predictions): compression per 4 KiB page"),
         Parameter("dsb_us", 1.0, "us", 0.05, 20.0, free=False, prior=Prior(1.0, 0.5, _TLB)),
     )
     METRICS: ClassVar = ("usemem_throughput_kib_s", "swapout_kib_s")
 
     def swap_model(self, p: dict | None = None, *, variant: str = "baseline", folio_kb: int = 4,
-                   processes: int = 70, device: SwapDevice | None = None, large_share: float = 1.0) -> SwapModel:
-        """The :class:`~mmcost.swap.SwapModel` of one configuration at parameters ``p``."""
+                   processes: int = 70, device: str = "brd", large_share: float = 1.0,
+                   memcg_mb: float | None = None) -> SwapModel:
+        """The :class:`~mmcost.swap.SwapModel` of one configuration at parameters
+        ``p``; ``device``: ``brd`` (seed 000) or ``zram`` (the compressed copy is
+        stored with the same memcpy; compression adds its own cost)."""
         p = {**self.values(), **(p or {})}
         if variant not in self.variants:
             raise ValueError(f"{self.name}: unknown variant {variant!r}; known: {list(self.variants)}")
         costs = SwapCosts(fault_us=p["fault_us"], zero_us_per_page=p["zero_us_per_page"], pte_us=p["pte_us"],
                           reclaim_us=p["reclaim_us"], lru_hold_us=p["lru_hold_us"], slot_hold_us=p["slot_hold_us"],
                           swapcache_us=p["swapcache_us"], split_us_per_page=p["split_us_per_page"])
-        dev = device or SwapDevice("brd", copy_us_per_page=2 * p["zero_us_per_page"])
-        return SwapModel(processes=int(processes), bytes_per_process=2**30, memcg_mb=40 * 1024, folio_kb=int(folio_kb),
+        if device not in ("brd", "zram"):
+            raise ValueError(f"swap_device must be 'brd' or 'zram' for this model, got {device!r}")
+        dev = SwapDevice(device, copy_us_per_page=2 * p["zero_us_per_page"],
+                         compress_us_per_page=p["zram_compress_us_per_page"] if device == "zram" else 0.0)
+        return SwapModel(processes=int(processes), bytes_per_process=2**30, memcg_mb=memcg_mb or MEMCG_MB, folio_kb=int(folio_kb),
                          large_share=large_share, split_small_thp=self.variants[variant], device=dev, arch="arm64",
                          costs=costs, tlb_costs=TlbCosts(tlbi_us=p["tlbi_us"], dsb_us=p["dsb_us"]))
 
@@ -93,13 +104,21 @@ class SmallThpSwapoutModel(Model):
         out = np.empty(len(rows))
         cache = {}
         for i, (_, r) in enumerate(rows.iterrows()):
-            procs = r.get("processes", 70)
-            procs = 70 if procs is None or (isinstance(procs, float) and math.isnan(procs)) or procs is pd.NA else procs
-            key = (r["variant"], int(r["folio_kb"]), int(procs))
+            key = (r["variant"], int(r["folio_kb"]), int(_given(r, "processes", 70)), str(_given(r, "swap_device", "brd")),
+                   float(_given(r, "memcg_mb", MEMCG_MB)))
             if key not in cache:
-                cache[key] = self.swap_model(p, variant=key[0], folio_kb=key[1], processes=key[2]).solve()
+                cache[key] = self.swap_model(p, variant=key[0], folio_kb=key[1], processes=key[2], device=key[3],
+                                             memcg_mb=key[4]).solve()
             out[i] = cache[key][metric]
         return out
+
+
+def _given(row, column: str, default):
+    """A row's value of an optional configuration column, ``default`` where missing."""
+    val = row.get(column, default)
+    if val is None or val is pd.NA or (isinstance(val, float) and math.isnan(val)):
+        return default
+    return val
 
 
 def fit_rows(df: pd.DataFrame) -> pd.DataFrame:

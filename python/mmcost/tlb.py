@@ -123,7 +123,7 @@ class TlbStream:
 
     @classmethod
     def covering(cls, name: str, entries: float, working_set_mib: float, page_kb: int = 4,
-                 misses_per_work_s: float = 0.0) -> "TlbStream":
+                 misses_per_work_s: float = 0.0) -> TlbStream:
         """A stream over ``working_set_mib`` mapped with ``page_kb`` pages
         (4: PTEs; 2048: PMD-mapped THP, 512x fewer translations to refill)."""
         page_kb = v.count("page_kb", page_kb, minimum=4)
