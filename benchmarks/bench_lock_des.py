@@ -26,7 +26,7 @@ import numpy as np
 from mmcost import _core, queueing
 
 CPUS, WORK_US, HOLD_US = 8, 2.0, 0.5
-LOCKS = [("lock", 0, 0.0, 0.0)]
+LOCKS = [("lock", 0, 0.0, 0.0, 1)]
 STAGES = [(-1, "work", 1, WORK_US, 0.0, [], False), (0, "cs", 1, HOLD_US, 0.0, [], False)]
 
 

@@ -8,6 +8,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mmcost import queueing
 from mmcost.locks import Critical, Dist, Lock, LockKind, LockSystem, Work
@@ -156,7 +158,7 @@ def test_simulate_arguments_and_core_checks():
         s.simulate(ops=0)
     from mmcost import _core
     with pytest.raises(ValueError, match=r"stages\[0\].lock"):  # the core checks too
-        _core.locks.simulate(2, [("L", 0, 0.0, 0.0)], [(5, "cs", 1, 1.0, 0.0, [], False)], 10, 100, 2, 1, 0)
+        _core.locks.simulate(2, [("L", 0, 0.0, 0.0, 1)], [(5, "cs", 1, 1.0, 0.0, [], False)], 10, 100, 2, 1, 0)
     with pytest.raises(ValueError, match="zero time"):
         _core.locks.simulate(2, [], [(-1, "w", 0, 0.0, 0.0, [], False)], 10, 100, 2, 1, 0)
 
@@ -214,3 +216,35 @@ def test_usl_comparison_shows_where_the_usl_goes_wrong():
     assert "<table" in s.analytic()._repr_html_()
     with pytest.raises(ValueError, match="at least 4"):
         s.usl_comparison([1, 2])
+
+
+# --- partitioned locks -------------------------------------------------------------------------
+@pytest.mark.parametrize("partitions", [1, 3, 8])
+def test_partitioned_lock_des_matches_mva(partitions):
+    """K partitions picked at random = K stations each visited 1/K as often:
+    product-form, so MVA is exact and the DES must agree within its CI."""
+    s = LockSystem(12, (Lock("L", partitions=partitions),), (Work(E(2.0)), Critical("L", "cs", E(0.6))))
+    a = s.analytic()
+    d = s.simulate(ops=200_000, replications=8, seed=SEED, progress=False)
+    x, half = d.system["throughput_per_s"], d.system["throughput_per_s_ci99"]
+    assert abs(a.system["throughput_per_s"] - x) <= half
+    assert abs(a.locks.loc["L", "utilization"] - d.locks.loc["L", "utilization"]) <= d.locks.loc["L", "utilization_ci99"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 64), st.floats(0.05, 20), st.floats(0.01, 5), st.integers(1, 16), st.integers(1, 8))
+def test_more_partitions_never_add_contention(cpus, work, hold, k, extra):
+    def solve(parts):
+        r = LockSystem(cpus, (Lock("L", partitions=parts),), (Work(E(work)), Critical("L", "cs", E(hold)))).analytic()
+        return r.system["throughput_per_s"], r.sites.loc["cs", "wait_avg_us"]
+
+    (x1, w1), (x2, w2) = solve(k), solve(k + extra)
+    assert x2 >= x1 * (1 - 1e-9)
+    assert w2 <= w1 * (1 + 1e-9) + 1e-12
+
+
+def test_partitions_are_checked():
+    with pytest.raises(ValueError, match=r"locks\[0\].partitions"):
+        LockSystem(2, (Lock("L", partitions=0),), (Critical("L", "cs", E(1.0)),))
+    with pytest.raises(ValueError, match=r"locks\[0\].partitions"):
+        LockSystem(2, (Lock("L", LockKind.TICKET, partitions=2),), (Critical("L", "cs", E(1.0)),))

@@ -20,7 +20,7 @@ using mmcost_bindings::matrix;
 
 namespace {
 
-using LockTuple = std::tuple<std::string, int, double, double>;
+using LockTuple = std::tuple<std::string, int, double, double, int>;
 using StageTuple = std::tuple<int, std::string, int, double, double, std::vector<double>, bool>;
 
 py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vector<StageTuple>& stages, long warmup_ops,
@@ -32,8 +32,8 @@ py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vect
   p.ops = ops;
   p.irq_rate = irq_rate;
   p.irq_service = irq_service;
-  for (const auto& [name, kind, handoff, per_waiter] : locks)
-    p.locks.push_back(lk::LockSpec{name, static_cast<lk::LockKind>(kind), handoff, per_waiter});
+  for (const auto& [name, kind, handoff, per_waiter, partitions] : locks)
+    p.locks.push_back(lk::LockSpec{name, static_cast<lk::LockKind>(kind), handoff, per_waiter, partitions});
   for (const auto& [lock, site, kind, mean, cv, samples, irq_disabled] : stages) {
     lk::Stage s;
     s.lock = lock;
@@ -79,7 +79,7 @@ void bind_locks(py::module_& m) {
   m.def("simulate", &simulate, "cpus"_a, "locks"_a, "stages"_a, "warmup_ops"_a, "ops"_a, "replications"_a,
         "threads"_a, "seed"_a, "irq_rate"_a = 0.0, "irq_service"_a = 0.0, "progress"_a = py::none(),
         "Lock-contention DES: independent replications on threads (GIL released, Ctrl-C stops cleanly).\n"
-        "locks: [(name, kind 0=queued 1=ticket, handoff, handoff_per_waiter)];\n"
+        "locks: [(name, kind 0=queued 1=ticket, handoff, handoff_per_waiter, partitions)];\n"
         "stages: [(lock index or -1 for work, site, dist kind 0=det 1=exp 2=lognormal 3=empirical, mean, cv, samples,\n"
         "          irq_disabled)]; irq_rate, irq_service: Poisson interrupts per CPU and their handler time.\n"
         "Returns per-replication arrays (rows = replications).");

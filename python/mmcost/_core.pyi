@@ -56,7 +56,7 @@ class locks:
     @staticmethod
     def simulate(
         cpus: int,
-        locks: Sequence[tuple[str, int, float, float]],  # (name, 0=queued 1=ticket, handoff, handoff_per_waiter)
+        locks: Sequence[tuple[str, int, float, float, int]],  # (name, 0=queued 1=ticket, handoff, per_waiter, partitions)
         stages: Sequence[tuple[int, str, int, float, float, Sequence[float], bool]],
         # (lock index or -1, site, dist kind, mean, cv, samples, irq_disabled)
         warmup_ops: int,

@@ -106,10 +106,16 @@ class Dist:
 
 @dataclass(frozen=True)
 class Lock:
+    """A spinlock. ``partitions`` > 1: the lock is really that many identical
+    locks and each acquisition takes one at random (hashed or per-cluster
+    locks: seed 003's swap clusters, the swap cache's 64 MiB address spaces).
+    Queued locks only."""
+
     name: str
     kind: LockKind = LockKind.QUEUED
     handoff_us: float = 0.0
     handoff_per_waiter_us: float = 0.0
+    partitions: int = 1
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,8 @@ class LockSystem:
             LockKind(lk.kind)
             v.scalar(f"locks[{i}].handoff_us", lk.handoff_us)
             v.scalar(f"locks[{i}].handoff_per_waiter_us", lk.handoff_per_waiter_us)
+            if v.count(f"locks[{i}].partitions", lk.partitions) > 1 and LockKind(lk.kind) == LockKind.TICKET:
+                raise ValueError(f"locks[{i}].partitions: a ticket lock cannot be partitioned in this model")
         sites = []
         for i, st in enumerate(self.stages):
             if isinstance(st, Work):
@@ -250,13 +258,18 @@ class LockSystem:
             scv.append(second / s.mean() ** 2 - 1 if s.mean() > 1e-100 else 0.0)
         if self.think_us == 0 and sum(service) == 0:
             raise ValueError("stages: every stage takes zero time")
-        df = queueing.mva(service, self.think_us, self.cpus, visits=visits, stations=[lk.name for lk in used], scv=scv)
+        # a lock of K partitions is K stations, each visited 1/K as often; "<name>" is the first
+        parts = [lk.partitions for lk in used]
+        names = [lk.name if k == 0 else f"{lk.name}#{k}" for lk in used for k in range(lk.partitions)]
+        df = queueing.mva([s for s, k in zip(service, parts) for _ in range(k)], self.think_us, self.cpus,
+                          visits=[v / k for v, k in zip(visits, parts) for _ in range(k)], stations=names,
+                          scv=[c for c, k in zip(scv, parts) for _ in range(k)])
         top = df.iloc[-1]
         x = top["throughput"]
         per_lock, per_site = {}, {}
         for lk, vis, s in zip(used, visits, service):
             util = top[f"utilization_{lk.name}"]
-            wait = top[f"residence_time_{lk.name}"] / vis - s
+            wait = top[f"residence_time_{lk.name}"] / (vis / lk.partitions) - s
             # arrival theorem: a request sees the lock as the other N-1 CPUs keep it
             busy_seen = df[f"utilization_{lk.name}"].iloc[-2] if self.cpus > 1 else 0.0
             per_lock[lk.name] = dict(acquisitions=x * vis, contended=x * vis * busy_seen, wait=wait, util=util)
@@ -348,7 +361,7 @@ class LockSystem:
         seed = v.count("seed", seed, minimum=0)
         names = [lk.name for lk in self.locks]
         core_locks = [(lk.name, 0 if LockKind(lk.kind) == LockKind.QUEUED else 1, float(lk.handoff_us),
-                       float(lk.handoff_per_waiter_us)) for lk in self.locks]
+                       float(lk.handoff_per_waiter_us), int(lk.partitions)) for lk in self.locks]
         core_stages = [(-1, "", *s.time._core(), False) if isinstance(s, Work)
                        else (names.index(s.lock), s.site, *s.hold._core(), bool(s.irq_disabled)) for s in self.stages]
         bar = None

@@ -10,8 +10,10 @@ namespace mmcost::locks {
 
 void LockSimParams::validate() const {
   if (cpus < 1) throw InvalidArgument("cpus must be >= 1");
-  if (cpus >= sim::EventQueue::kMaxTargets || static_cast<long>(locks.size()) >= sim::EventQueue::kMaxTargets)
-    throw InvalidArgument("cpus and the number of locks must be below 2^20");
+  long physical = 0;
+  for (const auto& l : locks) physical += l.partitions > 0 ? l.partitions : 1;
+  if (cpus >= sim::EventQueue::kMaxTargets || physical >= sim::EventQueue::kMaxTargets)
+    throw InvalidArgument("cpus and the number of locks (partitions included) must be below 2^20");
   if (stages.empty()) throw InvalidArgument("stages must not be empty");
   if (ops < 1) throw InvalidArgument("ops must be >= 1");
   if (warmup_ops < 0) throw InvalidArgument("warmup_ops must be >= 0");
@@ -21,6 +23,9 @@ void LockSimParams::validate() const {
     check::finite_nonnegative(f + ".handoff_per_waiter", locks[l].handoff_per_waiter);
     if (locks[l].kind != LockKind::Queued && locks[l].kind != LockKind::Ticket)
       throw InvalidArgument(f + ".kind is unknown");
+    if (locks[l].partitions < 1) throw InvalidArgument(f + ".partitions must be >= 1");
+    if (locks[l].kind == LockKind::Ticket && locks[l].partitions > 1)
+      throw InvalidArgument(f + ".partitions: a ticket lock cannot be partitioned in this model");
   }
   check::finite_nonnegative("irq_rate", irq_rate);
   check::finite_nonnegative("irq_service", irq_service);
@@ -85,10 +90,19 @@ struct LockState {
 class LockSim {
  public:
   LockSim(const LockSimParams& p, std::uint64_t seed, std::uint64_t rep)
-      : p_(p), rng_(seed, rep), locks_(p.locks.size(), LockState{-1, WaitQueue(p.cpus), ~0ULL, 0.0}),
-        stage_(static_cast<std::size_t>(p.cpus), 0), request_(static_cast<std::size_t>(p.cpus), 0.0),
-        deferred_(static_cast<std::size_t>(p.cpus), 0.0), irq_(p.irq_rate > 0.0 && p.irq_service > 0.0),
+      : p_(p), rng_(seed, rep), stage_(static_cast<std::size_t>(p.cpus), 0),
+        request_(static_cast<std::size_t>(p.cpus), 0.0), deferred_(static_cast<std::size_t>(p.cpus), 0.0),
+        held_(static_cast<std::size_t>(p.cpus), -1), irq_(p.irq_rate > 0.0 && p.irq_service > 0.0),
         cur_(static_cast<std::size_t>(p.cpus), nullptr) {
+    // one LockState per partition; first_[l] is lock l's first partition
+    for (std::size_t l = 0; l < p.locks.size(); ++l) {
+      first_.push_back(static_cast<int>(locks_.size()));
+      for (int k = 0; k < p.locks[l].partitions; ++k) {
+        locks_.push_back(LockState{-1, WaitQueue(p.cpus), ~0ULL, 0.0});
+        logical_.push_back(static_cast<int>(l));
+      }
+    }
+    busy_.assign(locks_.size(), 0.0);
     r_.per_lock.resize(p.locks.size());
     r_.lock_busy.assign(p.locks.size(), 0.0);
     r_.per_stage.resize(p.stages.size());
@@ -117,6 +131,9 @@ class LockSim {
       }
     }
     for (std::size_t l = 0; l < locks_.size(); ++l) account_busy(static_cast<int>(l));
+    for (std::size_t l = 0; l < locks_.size(); ++l)
+      r_.lock_busy[static_cast<std::size_t>(logical_[l])] +=
+          busy_[l] / p_.locks[static_cast<std::size_t>(logical_[l])].partitions;
     for (std::size_t s = 0; s < p_.stages.size(); ++s) {
       const int l = p_.stages[s].lock;
       if (l < 0) continue;
@@ -138,18 +155,25 @@ class LockSim {
       q_.schedule(s.time.sample(rng_), cpu, kStageDone);
       return;
     }
-    request(cpu, s.lock);
+    const int parts = p_.locks[static_cast<std::size_t>(s.lock)].partitions;
+    const int l = first_[static_cast<std::size_t>(s.lock)] +
+                  (parts > 1 ? static_cast<int>(rng_.next() % static_cast<std::uint64_t>(parts)) : 0);
+    held_[static_cast<std::size_t>(cpu)] = l;
+    request(cpu, l);
   }
+
+  // Lock indices below are partitions (LockState); spec() is their lock's.
+  const LockSpec& spec(int l) const { return p_.locks[static_cast<std::size_t>(logical_[static_cast<std::size_t>(l)])]; }
 
   void account_busy(int l) {
     auto& L = locks_[static_cast<std::size_t>(l)];
-    if (L.present() > 0) r_.lock_busy[static_cast<std::size_t>(l)] += q_.now() - L.last_change;
+    if (L.present() > 0) busy_[static_cast<std::size_t>(l)] += q_.now() - L.last_change;
     L.last_change = q_.now();
   }
 
   void request(int cpu, int l) {
     auto& L = locks_[static_cast<std::size_t>(l)];
-    const auto& spec = p_.locks[static_cast<std::size_t>(l)];
+    const auto& spec = this->spec(l);
     account_busy(l);
     request_[static_cast<std::size_t>(cpu)] = q_.now();
     const bool busy = L.present() > 0;
@@ -197,7 +221,7 @@ class LockSim {
       const int next = L.waiting.pop_front();
       L.holder = next;
       acquired(next, l);
-      const auto& spec = p_.locks[static_cast<std::size_t>(l)];
+      const auto& spec = this->spec(l);
       if (spec.kind == LockKind::Queued) q_.schedule(spec.handoff + hold(next), next, kStageDone);
     }
   }
@@ -207,7 +231,7 @@ class LockSim {
     L.expected = ~0ULL;  // any scheduled completion is now stale (memoryless: resample)
     const int k = L.present();
     if (k == 0) return;
-    const auto& spec = p_.locks[static_cast<std::size_t>(l)];
+    const auto& spec = this->spec(l);
     const double mean = st(L.holder).time.mean + spec.handoff + spec.handoff_per_waiter * (k - 1);
     L.expected = q_.schedule(rng_.exponential(mean), l, kTicketDone);
   }
@@ -221,7 +245,7 @@ class LockSim {
 
   void finish_stage(int cpu) {
     const auto& s = st(cpu);
-    if (s.lock >= 0) release(s.lock);  // queued locks end their hold here
+    if (s.lock >= 0) release(held_[static_cast<std::size_t>(cpu)]);  // queued locks end their hold here
     next_stage(cpu);
   }
 
@@ -247,19 +271,23 @@ class LockSim {
     t0_ = q_.now();
     for (std::size_t l = 0; l < locks_.size(); ++l) {
       account_busy(static_cast<int>(l));
-      r_.per_lock[l] = Counters{};
-      r_.lock_busy[l] = 0.0;
+      busy_[l] = 0.0;
     }
+    for (auto& c : r_.per_lock) c = Counters{};
     for (auto& c : r_.per_stage) c = Counters{};
   }
 
   const LockSimParams& p_;
   sim::Rng rng_;
   sim::EventQueue q_;
-  std::vector<LockState> locks_;
+  std::vector<LockState> locks_;  // one per partition
+  std::vector<int> first_;        // lock -> its first partition
+  std::vector<int> logical_;      // partition -> its lock
+  std::vector<double> busy_;      // per partition
   std::vector<int> stage_;
   std::vector<double> request_;
   std::vector<double> deferred_;  // interrupt time owed after an irq-disabled unlock
+  std::vector<int> held_;         // the partition each CPU requested or holds
   bool irq_;
   std::vector<const Stage*> cur_;  // each CPU's current stage (stage_ is its index)
   LockSimResult r_;

@@ -21,11 +21,15 @@ namespace mmcost::locks {
 // exponential, re-evaluated whenever k changes.
 enum class LockKind { Queued = 0, Ticket = 1 };
 
+// A lock may be split into `partitions` identical locks, one picked uniformly
+// at random per acquisition (a hashed or per-cluster lock: seed 003's swap
+// clusters, the swap cache's 64 MiB address spaces). Queued locks only.
 struct LockSpec {
   std::string name;
   LockKind kind = LockKind::Queued;
   double handoff = 0.0;             // time units per acquisition
   double handoff_per_waiter = 0.0;  // ticket only
+  int partitions = 1;
 };
 
 // A stage of the operation: free work (lock < 0), or a critical section that
@@ -65,7 +69,7 @@ struct LockSimResult {
   double ops = 0.0;
   double events = 0.0;  // all events, warm-up included
   std::vector<Counters> per_lock;
-  std::vector<double> lock_busy;  // time with the lock held or being handed off
+  std::vector<double> lock_busy;  // time with the lock held or being handed off (mean over its partitions)
   std::vector<Counters> per_stage;  // critical stages (call sites); zero for work stages
   bool stopped = false;
 };
