@@ -131,3 +131,45 @@ def test_invalid_configurations_name_the_field(kwargs, exc, field):
 def test_invalid_devices_name_the_field(kwargs, field):
     with pytest.raises(ValueError, match=field):
         SwapDevice(**kwargs)
+
+
+# --- kernel-era switches -------------------------------------------------------------------------
+@SETTINGS
+@given(costs, st.integers(1, 64), st.integers(1, 32), st.integers(1, 8))
+def test_more_lock_partitions_never_slow_swap_out(c, p, k, extra):
+    def swapout(slot_parts, cache_parts):
+        return SwapModel(processes=p, bytes_per_process=2**30, memcg_mb=256, device=BRD, costs=c, slot_cache=False,
+                         slot_lock_partitions=slot_parts, swapcache_lock_partitions=cache_parts).solve()["swapout_kib_s"]
+
+    base = swapout(k, k)
+    assert swapout(k + extra, k) >= base * (1 - 1e-9)
+    assert swapout(k, k + extra) >= base * (1 - 1e-9)
+
+
+@SETTINGS
+@given(costs, st.integers(1, 64))
+def test_dropping_writeback_tags_or_adding_the_slot_cache_never_slows_swap_out(c, p):
+    def swapout(**kw):
+        base = dict(processes=p, bytes_per_process=2**30, memcg_mb=256, device=BRD, costs=c, swapcache_lock_partitions=1)
+        return SwapModel(**{**base, **kw}).solve()["swapout_kib_s"]
+
+    assert swapout(writeback_tags=False) >= swapout(writeback_tags=True) * (1 - 1e-9)
+    assert swapout(slot_cache=True) >= swapout(slot_cache=False) * (1 - 1e-9)
+
+
+def test_v48_swap_cache_has_the_four_published_call_sites():
+    m = small(swapcache_lock_partitions=1, writeback_tags=True, slot_cache=False, arch="x86")
+    sites = set(m.solve()["result"].sites.index)
+    assert {"__add_to_swap_cache", "__remove_mapping", "__test_set_page_writeback", "test_clear_page_writeback"} <= sites
+    assert "__test_set_page_writeback" not in set(m.replace(writeback_tags=False).solve()["result"].sites.index)
+
+
+@pytest.mark.parametrize("kwargs,exc,field", [
+    (dict(slot_lock_partitions=0), ValueError, "slot_lock_partitions"),
+    (dict(swapcache_lock_partitions=-1), ValueError, "swapcache_lock_partitions"),
+    (dict(slot_cache="yes"), TypeError, "slot_cache"),
+    (dict(writeback_tags=1), TypeError, "writeback_tags"),
+])
+def test_invalid_switches_name_the_field(kwargs, exc, field):
+    with pytest.raises(exc, match=field):
+        small(**kwargs)

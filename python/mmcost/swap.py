@@ -101,7 +101,8 @@ class SwapCosts:
     reclaim_us: float = 2.0        # per folio reclaimed: isolation bookkeeping, folio_referenced, free
     lru_hold_us: float = 0.3       # per folio under the lruvec lock (isolate + putback share)
     slot_hold_us: float = 0.2      # si->lock per allocation (a refill of the per-CPU cache, or one large folio)
-    swapcache_us: float = 0.5      # per folio swap cache insert + delete (xa_lock: 64 MiB per space, uncontended)
+    swapcache_us: float = 0.5      # per folio swap cache insert + delete, half each (tree lock / xa_lock hold)
+    tag_hold_us: float = 0.25      # per folio and writeback-tag site (set at writeback, clear at completion)
     split_us_per_page: float = 0.5  # per subpage of a split (__split_huge_page_tail, under the lruvec lock)
 
     def check(self) -> None:
@@ -123,6 +124,16 @@ class SwapModel:
     folio_kb: int = 4
     large_share: float = 1.0
     split_small_thp: bool = True
+    #: per-CPU swap slot cache (mm/swap_slots.c, v4.11 commit 67afa38e0): si->lock once per 64 slots
+    #: for 4K folios; False (v4.8): once per page
+    slot_cache: bool = True
+    #: si->lock (1) or that many per-cluster locks, picked at random (the v6.13 allocator rework)
+    slot_lock_partitions: int = 1
+    #: swap cache locking: 0 = uncontended (64 MiB address spaces since v4.10, commit 4b3ef9daa4fc);
+    #: K >= 1 = a contended tree lock in K partitions (v4.8: one per swap device)
+    swapcache_lock_partitions: int = 0
+    #: v4.8 swap cache: set/clear PAGECACHE_TAG_WRITEBACK under the tree lock (seed 004's patch removes it)
+    writeback_tags: bool = False
     device: SwapDevice = field(default_factory=SwapDevice)
     arch: Arch = Arch.ARM64
     costs: SwapCosts = field(default_factory=SwapCosts)
@@ -140,8 +151,11 @@ class SwapModel:
         if self.memcg_mb * 2**20 >= self.processes * self.bytes_per_process:
             raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
                              f"({self.processes * self.bytes_per_process / 2**20:g} MiB): nothing would swap")
-        if not isinstance(self.split_small_thp, bool):
-            raise TypeError(f"split_small_thp must be a bool, got {type(self.split_small_thp).__name__}")
+        for name in ("split_small_thp", "slot_cache", "writeback_tags"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
+        v.count("slot_lock_partitions", self.slot_lock_partitions)
+        v.count("swapcache_lock_partitions", self.swapcache_lock_partitions, minimum=0)
         if not isinstance(self.device, SwapDevice):
             raise TypeError(f"device must be a SwapDevice, got {type(self.device).__name__}")
         object.__setattr__(self, "arch", Arch(self.arch))
@@ -178,23 +192,32 @@ class SwapModel:
         station of ``tlb_costs.tlbi_us`` each: contention, computed."""
         return self.arch is Arch.ARM64
 
-    def _folio_stages(self, kb: int) -> tuple[float, float, float, float, int]:
-        """(fault-side work per folio written, reclaim work, lruvec-lock hold,
-        si->lock hold, broadcast TLBIs) for one folio of ``kb`` KiB, whole or split."""
+    def _folio_stages(self, kb: int) -> dict[str, float]:
+        """Per folio of ``kb`` KiB swapped out, whole or split: ``fault`` (work
+        per folio written), ``work`` (the rest of the writer's own time), the
+        holds at each shared station (``lru``, ``slot``, the swap-cache sites)
+        and ``tlbis`` (broadcast TLB invalidations)."""
         c, pages = self.costs, kb // PAGE_KB
         entries = 1 if kb == PMD_KB else pages  # a 2M THP is one PMD; smaller folios are PTE-mapped
-        fault = c.fault_us + pages * c.zero_us_per_page + entries * c.pte_us
         whole = pages == 1 or not (self.split_small_thp and kb < PMD_KB)
+        units = 1 if whole else pages  # swap-cache entries, slot allocations, writebacks
+        # one contiguous scan per whole large folio; per 4K slot otherwise (amortised by the per-CPU cache)
+        per_slot = c.slot_hold_us / SLOT_CACHE_BATCH if self.slot_cache else c.slot_hold_us
+        slot = c.slot_hold_us if (whole and pages > 1) else per_slot * pages
+        d = {"fault": c.fault_us + pages * c.zero_us_per_page + entries * c.pte_us, "lru": c.lru_hold_us, "slot": slot,
+             "cache_insert": units * c.swapcache_us / 2, "cache_delete": units * c.swapcache_us / 2,
+             "tags": units * c.tag_hold_us if self.writeback_tags else 0.0}
         if whole:
-            slot = c.slot_hold_us / SLOT_CACHE_BATCH if pages == 1 else c.slot_hold_us
-            work = (c.reclaim_us + entries * c.pte_us + self._tlb_us(entries) + c.swapcache_us
-                    + self.device.cpu_us(pages))
-            return fault, work, c.lru_hold_us, slot, entries
-        # split: unmap + remap every PTE (migration entries, their TLBIs), then the 4K path per page
-        per_page = c.reclaim_us + c.pte_us + self._tlb_us(1) + c.swapcache_us + self.device.cpu_us(1)
-        work = 2 * pages * c.pte_us + self._tlb_us(pages) + pages * per_page
-        split = pages * c.split_us_per_page
-        return fault, work, c.lru_hold_us + split, pages * c.slot_hold_us / SLOT_CACHE_BATCH, 2 * pages
+            d["work"] = c.reclaim_us + entries * c.pte_us + self._tlb_us(entries) + self.device.cpu_us(pages)
+            d["tlbis"] = entries
+        else:  # split: unmap + remap every PTE (migration entries, their TLBIs), then the 4K path per page
+            per_page = c.reclaim_us + c.pte_us + self._tlb_us(1) + self.device.cpu_us(1)
+            d["work"] = 2 * pages * c.pte_us + self._tlb_us(pages) + pages * per_page
+            d["lru"] += pages * c.split_us_per_page
+            d["tlbis"] = 2 * pages
+        if self.swapcache_lock_partitions == 0:  # uncontended: plain work
+            d["work"] += d.pop("cache_insert") + d.pop("cache_delete") + d.pop("tags")
+        return d
 
     def _network(self) -> tuple[LockSystem, float]:
         """The closed network (P CPUs, each swapping out one average folio per
@@ -206,18 +229,31 @@ class SwapModel:
         total = sum(w for _, w in folios)
         weights = [w / total for _, w in folios]
         per_size = [self._folio_stages(kb) for kb, _ in folios]
-        fault, work, lru, slot, tlbis = (sum(w * st[i] for w, st in zip(weights, per_size)) for i in range(5))
+        d = {k: sum(w * st[k] for w, st in zip(weights, per_size)) for k in per_size[0]}
         kib = sum(w * kb for w, (kb, _) in zip(weights, folios))
-        stages = [Work(Dist.exponential(fault / self.swapped_share + work)),
-                  Critical("lru_lock", "isolate_lru_folios", Dist.exponential(lru)),
-                  Critical("si_lock", "get_swap_pages", Dist.exponential(slot))]
-        locks = [Lock("lru_lock"), Lock("si_lock")]
+
+        def hold(us):
+            return Dist.exponential(us)
+
+        stages = [Work(hold(d["fault"] / self.swapped_share + d["work"])),
+                  Critical("lru_lock", "isolate_lru_folios", hold(d["lru"])),
+                  Critical("si_lock", "get_swap_pages", hold(d["slot"]))]
+        locks = [Lock("lru_lock"), Lock("si_lock", partitions=self.slot_lock_partitions)]
+        if self.swapcache_lock_partitions:
+            # the swap cache's tree lock: spin_lock_irq at every site (v4.8 mm/swap_state.c, mm/vmscan.c,
+            # mm/page-writeback.c); with writeback tags two more sites take it per page
+            stages.append(Critical("swapcache", "__add_to_swap_cache", hold(d["cache_insert"]), irq_disabled=True))
+            if self.writeback_tags:
+                stages.append(Critical("swapcache", "__test_set_page_writeback", hold(d["tags"]), irq_disabled=True))
+                stages.append(Critical("swapcache", "test_clear_page_writeback", hold(d["tags"]), irq_disabled=True))
+            stages.append(Critical("swapcache", "__remove_mapping", hold(d["cache_delete"]), irq_disabled=True))
+            locks.append(Lock("swapcache", partitions=self.swapcache_lock_partitions))
         if self.tlbi_station:
-            stages.append(Critical("dvm", "tlbi_broadcast", Dist.exponential(tlbis * self.tlb_costs.tlbi_us)))
+            stages.append(Critical("dvm", "tlbi_broadcast", hold(d["tlbis"] * self.tlb_costs.tlbi_us)))
             locks.append(Lock("dvm"))
         dev = sum(w * self.device.station_us(kb // PAGE_KB) for w, (kb, _) in zip(weights, folios))
         if dev > 0:
-            stages.append(Critical("device", "swap_writepage", Dist.exponential(dev)))
+            stages.append(Critical("device", "swap_writepage", hold(dev)))
             locks.append(Lock("device"))
         return LockSystem(self.processes, tuple(locks), tuple(stages)), kib
 
