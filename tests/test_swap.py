@@ -112,6 +112,7 @@ def test_fallback_mix_sits_between_the_pure_sizes():
     (dict(memcg_mb=-1.0), ValueError, "memcg_mb"),
     (dict(processes=0), ValueError, "processes"),
     (dict(large_share=1.5), ValueError, "large_share"),
+    (dict(contiguous_failure=-0.1), ValueError, "contiguous_failure"),
     (dict(device="brd"), TypeError, "device"),
     (dict(costs=SwapCosts(reclaim_us=float("nan"))), ValueError, "costs.reclaim_us"),
     (dict(arch="mips"), ValueError, "mips"),
@@ -173,3 +174,19 @@ def test_v48_swap_cache_has_the_four_published_call_sites():
 def test_invalid_switches_name_the_field(kwargs, exc, field):
     with pytest.raises(exc, match=field):
         small(**kwargs)
+
+
+def test_a_failed_contiguous_allocation_takes_the_split_path():
+    c = SwapCosts(slot_hold_us=0.0)  # no failed-scan cost: failure == the split policy exactly
+    whole_failing = small(folio_kb=64, split_small_thp=False, contiguous_failure=1.0, costs=c).solve()
+    split = small(folio_kb=64, split_small_thp=True, costs=c).solve()
+    assert whole_failing["swapout_kib_s"] == pytest.approx(split["swapout_kib_s"], rel=1e-12)
+
+
+@SETTINGS
+@given(costs, st.sampled_from([16, 64, 2048]), st.floats(0, 0.9), st.floats(0.01, 0.1))
+def test_more_contiguous_failures_never_speed_swap_out_up(c, kb, f, more):
+    def swapout(fail):
+        return small(folio_kb=kb, split_small_thp=False, contiguous_failure=fail, costs=c).solve()["swapout_kib_s"]
+
+    assert swapout(f + more) <= swapout(f) * (1 + 1e-9)

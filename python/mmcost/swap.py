@@ -124,6 +124,8 @@ class SwapModel:
     folio_kb: int = 4
     large_share: float = 1.0
     split_small_thp: bool = True
+    #: share of large folios whose contiguous swap-slot allocation fails, so they split after all
+    contiguous_failure: float = 0.0
     #: per-CPU swap slot cache (mm/swap_slots.c, v4.11 commit 67afa38e0): si->lock once per 64 slots
     #: for 4K folios; False (v4.8): once per page
     slot_cache: bool = True
@@ -146,8 +148,9 @@ class SwapModel:
         kb = v.count("folio_kb", self.folio_kb, minimum=PAGE_KB)
         if kb % PAGE_KB or (kb // PAGE_KB) & (kb // PAGE_KB - 1) or kb > PMD_KB:
             raise ValueError(f"folio_kb must be 4 KiB times a power of two, at most {PMD_KB}, got {kb}")
-        if v.scalar("large_share", self.large_share) > 1:
-            raise ValueError(f"large_share must be in [0, 1], got {self.large_share}")
+        for name in ("large_share", "contiguous_failure"):
+            if v.scalar(name, getattr(self, name)) > 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if self.memcg_mb * 2**20 >= self.processes * self.bytes_per_process:
             raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
                              f"({self.processes * self.bytes_per_process / 2**20:g} MiB): nothing would swap")
@@ -193,13 +196,28 @@ class SwapModel:
         return self.arch is Arch.ARM64
 
     def _folio_stages(self, kb: int) -> dict[str, float]:
-        """Per folio of ``kb`` KiB swapped out, whole or split: ``fault`` (work
-        per folio written), ``work`` (the rest of the writer's own time), the
-        holds at each shared station (``lru``, ``slot``, the swap-cache sites)
-        and ``tlbis`` (broadcast TLB invalidations)."""
+        """Per folio of ``kb`` KiB swapped out: ``fault`` (work per folio
+        written), ``work`` (the rest of the writer's own time), the holds at
+        each shared station (``lru``, ``slot``, the swap-cache sites) and
+        ``tlbis`` (broadcast TLB invalidations). A large folio the kernel would
+        swap out whole still splits when its contiguous slot allocation fails
+        (``contiguous_failure``: ``thp_swpout_fallback`` / ``swpout_fallback``),
+        after paying the failed scan."""
+        pages = kb // PAGE_KB
+        if pages == 1 or (self.split_small_thp and kb < PMD_KB):
+            return self._path(kb, whole=pages == 1)
+        f = self.contiguous_failure
+        whole = self._path(kb, whole=True)
+        if f == 0:
+            return whole
+        split = self._path(kb, whole=False)
+        split["slot"] += self.costs.slot_hold_us  # the failed contiguous scan
+        return {k: (1 - f) * whole[k] + f * split[k] for k in whole}
+
+    def _path(self, kb: int, whole: bool) -> dict[str, float]:
+        """:meth:`_folio_stages` for one path: the folio whole, or split to 4K."""
         c, pages = self.costs, kb // PAGE_KB
         entries = 1 if kb == PMD_KB else pages  # a 2M THP is one PMD; smaller folios are PTE-mapped
-        whole = pages == 1 or not (self.split_small_thp and kb < PMD_KB)
         units = 1 if whole else pages  # swap-cache entries, slot allocations, writebacks
         # one contiguous scan per whole large folio; per 4K slot otherwise (amortised by the per-CPU cache)
         per_slot = c.slot_hold_us / SLOT_CACHE_BATCH if self.slot_cache else c.slot_hold_us
