@@ -37,7 +37,6 @@ runtime *change* is then a prediction, and its error is reported.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -45,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from .locks import Dist
-from .model import Model, Parameter, Prior
+from .model import Model, Parameter, Prior, config_value
 from .tlb import Arch, FlushCounter, Policy, TlbCosts, TlbModel, TlbStream
 
 #: XSBench "large" problem (the default of ``-s``): 355 nuclides x 11303 grid points
@@ -180,15 +179,12 @@ class MigrcTlbModel(Model):
                         streams=streams, counters=counters)
 
     def _config(self, r) -> dict:
-        def get(col, default):
-            val = r.get(col, default) if hasattr(r, "get") else default
-            return default if val is None or (isinstance(val, float) and math.isnan(val)) or val is pd.NA else val
-
-        arch = str(get("arch", "x86"))
-        return dict(variant=r["variant"], cpus=int(get("cpus", 16)), virtualized=_bool(get("virtualized", True)),
+        arch = str(config_value(r, "arch", "x86"))
+        return dict(variant=r["variant"], cpus=int(config_value(r, "cpus", 16)),
+                    virtualized=_bool(config_value(r, "virtualized", True)),
                     arch="arm64" if arch in ("arm64", "aarch64") else "x86",
-                    fast_mem_mb=float(get("fast_mem_mb", self.reference_fast_mem_mb)),
-                    batch_folios=int(get("batch_folios", BATCH_FOLIOS)))
+                    fast_mem_mb=float(config_value(r, "fast_mem_mb", self.reference_fast_mem_mb)),
+                    batch_folios=int(config_value(r, "batch_folios", BATCH_FOLIOS)))
 
     def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
         out = np.empty(len(rows))

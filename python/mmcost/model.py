@@ -59,6 +59,16 @@ class Parameter:
             raise ValueError(f"parameter {self.name}: value {self.value} is outside its bounds [{self.lower}, {self.upper}]")
 
 
+def config_value(row, column: str, default):
+    """A configuration row's value of an optional column (``cpus``,
+    ``processes``, ``swap_device`` ...): ``default`` where the column is
+    absent or the cell is empty, so rows may describe only what differs."""
+    val = row.get(column, default) if hasattr(row, "get") else default
+    if val is None or val is pd.NA or (isinstance(val, float) and math.isnan(val)):
+        return default
+    return val
+
+
 @dataclass(frozen=True)
 class Model:
     """Base class. Subclasses define ``name``, the default ``parameters`` (as a

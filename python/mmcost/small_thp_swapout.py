@@ -21,14 +21,13 @@ remaining per-operation costs carry priors and vary in the bands.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from .model import Model, Parameter, Prior
+from .model import Model, Parameter, Prior, config_value
 from .swap import SwapCosts, SwapDevice, SwapModel
 from .tlb import TlbCosts
 
@@ -104,21 +103,13 @@ class SmallThpSwapoutModel(Model):
         out = np.empty(len(rows))
         cache = {}
         for i, (_, r) in enumerate(rows.iterrows()):
-            key = (r["variant"], int(r["folio_kb"]), int(_given(r, "processes", 70)), str(_given(r, "swap_device", "brd")),
-                   float(_given(r, "memcg_mb", MEMCG_MB)))
+            key = (r["variant"], int(r["folio_kb"]), int(config_value(r, "processes", 70)),
+                   str(config_value(r, "swap_device", "brd")), float(config_value(r, "memcg_mb", MEMCG_MB)))
             if key not in cache:
                 cache[key] = self.swap_model(p, variant=key[0], folio_kb=key[1], processes=key[2], device=key[3],
                                              memcg_mb=key[4]).solve()
             out[i] = cache[key][metric]
         return out
-
-
-def _given(row, column: str, default):
-    """A row's value of an optional configuration column, ``default`` where missing."""
-    val = row.get(column, default)
-    if val is None or val is pd.NA or (isinstance(val, float) and math.isnan(val)):
-        return default
-    return val
 
 
 def fit_rows(df: pd.DataFrame) -> pd.DataFrame:

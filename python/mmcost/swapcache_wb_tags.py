@@ -29,7 +29,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from .model import Model, Parameter, Prior
+from .model import Model, Parameter, Prior, config_value
 from .swap import SwapCosts, SwapDevice, SwapModel
 from .swap_cache_lock import site_of
 from .tlb import TlbCosts
@@ -84,8 +84,7 @@ class SwapWSeqModel(Model):
         out = np.empty(len(rows))
         cache = {}
         for i, (_, r) in enumerate(rows.iterrows()):
-            procs = r.get("processes", PROCESSES)
-            key = (r["variant"], int(PROCESSES if pd.isna(procs) else procs))
+            key = (r["variant"], int(config_value(r, "processes", PROCESSES)))
             if key not in cache:
                 cache[key] = self.swap_model(p, variant=key[0], processes=key[1]).solve()
             res = cache[key]
