@@ -115,7 +115,7 @@ def test_fallback_mix_sits_between_the_pure_sizes():
     (dict(contiguous_failure=-0.1), ValueError, "contiguous_failure"),
     (dict(device="brd"), TypeError, "device"),
     (dict(costs=SwapCosts(reclaim_us=float("nan"))), ValueError, "costs.reclaim_us"),
-    (dict(arch="mips"), ValueError, "mips"),
+    (dict(arch="mips"), ValueError, "arch"),
 ])
 def test_invalid_configurations_name_the_field(kwargs, exc, field):
     with pytest.raises(exc, match=field):

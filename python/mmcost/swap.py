@@ -16,10 +16,10 @@ one folio*, which costs:
   station), rmap walk and unmap (one entry per PTE; one PMD for a 2M THP) and
   its TLB flush (:class:`mmcost.tlb.TlbModel`, batched per 32 folios; on
   arm64 the broadcast TLBIs queue at the interconnect's DVM node, another
-  shared station), swap
-  slot allocation under ``si->lock`` (per-CPU slot cache refills of 64 slots
-  for 4K, a contiguous scan per large folio: ``get_swap_pages``), swap cache
-  insert/remove, writeback to the device, and free;
+  shared station), swap slot allocation under ``si->lock`` (per-CPU slot
+  cache refills of 64 slots for 4K, a contiguous scan per large folio:
+  ``get_swap_pages``), swap cache insert/remove, writeback to the device, and
+  free;
 - a large folio that cannot be swapped out whole (v6.6 for sizes below PMD:
   ``add_to_swap`` refuses, ``split_folio_to_list`` splits it) pays the split
   under the lruvec lock (``__split_huge_page``), the split's own unmap/remap
@@ -115,8 +115,11 @@ class SwapModel:
     """One configuration. ``folio_kb``: the folio size faults ask for;
     ``large_share``: the share of those faults that got it (the rest fell back
     to 4K: ``anon_fault_fallback``; see :func:`large_fault_share`).
-    ``split_small_thp``: the kernel splits large folios below PMD size before
-    swap-out (v6.6); False swaps them out whole (Ryan Roberts' series)."""
+    Kernel versions are mechanism switches: ``split_small_thp`` (v6.6 splits
+    large folios below PMD size before swap-out; False swaps them out whole,
+    Ryan Roberts' series), ``contiguous_failure``, ``slot_cache``,
+    ``slot_lock_partitions``, ``swapcache_lock_partitions`` and
+    ``writeback_tags`` (documented where they are declared)."""
 
     processes: int = 70
     bytes_per_process: float = 2**30
@@ -161,7 +164,10 @@ class SwapModel:
         v.count("swapcache_lock_partitions", self.swapcache_lock_partitions, minimum=0)
         if not isinstance(self.device, SwapDevice):
             raise TypeError(f"device must be a SwapDevice, got {type(self.device).__name__}")
-        object.__setattr__(self, "arch", Arch(self.arch))
+        try:
+            object.__setattr__(self, "arch", Arch(self.arch))
+        except ValueError:
+            raise ValueError(f"arch must be one of {[a.value for a in Arch]}, got {self.arch!r}") from None
         if not isinstance(self.costs, SwapCosts):
             raise TypeError(f"costs must be a SwapCosts, got {type(self.costs).__name__}")
         self.costs.check()
