@@ -152,9 +152,14 @@ def _fit_small_thp_swapout(df: pd.DataFrame) -> list[Section]:
                                  row_labels=labels, corner="alloc size", model=loo.assign(best=loo["predicted"]))
     held += (f"\nleave-one-out absolute error over the 9 cells: median {err.median():.1f} points, "
              f"max {err.max():.1f} points (issue 8: median <= 5, max <= 15)")
+    fig = plot.scaling(fit, "folio_kb", "usemem_throughput_kib_s_change_pct", xs=[4, 16, 32, 64, 128, 256, 512, 2048],
+                       logx=True, fixed_priors=True, n_samples=100,
+                       configs={"variant": "swap-file-small-thp", "baseline": "baseline", "baseline_folio_kb": 4,
+                                "processes": 70, "memcg_mb": 40 * 1024, "swap_device": "brd"})
     return [Section("swap model (mmcost.small_thp_swapout), fit", str(fit)),
             Section("swap model: measured (model), change vs 4K/baseline", fitted),
-            Section("swap model: measured (each cell predicted by a fit to the other eight)", held)]
+            Section("swap model: measured (each cell predicted by a fit to the other eight)", held, fig,
+                    "small_thp_swapout_folio_sizes.png")]
 
 
 def _fit_migrc_tlb(df: pd.DataFrame) -> list[Section]:
