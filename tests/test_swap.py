@@ -190,3 +190,28 @@ def test_more_contiguous_failures_never_speed_swap_out_up(c, kb, f, more):
         return small(folio_kb=kb, split_small_thp=False, contiguous_failure=fail, costs=c).solve()["swapout_kib_s"]
 
     assert swapout(f + more) <= swapout(f) * (1 + 1e-9)
+
+
+def test_mthp_counters_become_model_inputs():
+    from mmcost import parse
+    from mmcost.swap import mthp_inputs
+
+    text = "\n".join([
+        "/sys/kernel/mm/transparent_hugepage/hugepages-16kB/stats/anon_fault_alloc:94012",
+        "/sys/kernel/mm/transparent_hugepage/hugepages-16kB/stats/anon_fault_fallback:6001",
+        "/sys/kernel/mm/transparent_hugepage/hugepages-16kB/stats/swpout:81233",
+        "/sys/kernel/mm/transparent_hugepage/hugepages-16kB/stats/swpout_fallback:12",
+        "/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/stats/anon_fault_alloc:25",
+        "/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/stats/anon_fault_fallback:75",
+    ])
+    rows = parse.mthp_stats(text)
+    got = mthp_inputs(rows, 16)
+    assert got["large_share"] == pytest.approx(94012 / (94012 + 6001))
+    assert got["contiguous_failure"] == pytest.approx(12 / (81233 + 12))
+    assert mthp_inputs(rows, 2048) == {"large_share": pytest.approx(0.25)}
+    m = small(folio_kb=16, split_small_thp=False, **got)
+    assert m.large_share == got["large_share"] and m.solve()["swapout_kib_s"] > 0
+    with pytest.raises(ValueError, match="folio_kb"):
+        mthp_inputs(rows, 64)
+    with pytest.raises(TypeError, match="rows"):
+        mthp_inputs("hugepages-16kB", 16)

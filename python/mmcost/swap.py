@@ -321,3 +321,39 @@ def large_fault_share(folio_kb: int, memcg_mb: float, written_mb: float, *, madv
         raise ValueError(f"folio_kb={kb}: below 256K the fallback share is not a function of the limit; "
                          "measure it (hugepages-<size>kB/stats) and pass large_share")
     return min(1.0, limit / written)
+
+
+def mthp_inputs(rows, folio_kb: int) -> dict:
+    """``large_share`` and ``contiguous_failure`` for one folio size, from the
+    per-size mTHP counters a user read with :func:`mmcost.parse.mthp_stats`:
+
+    - ``large_share`` = anon_fault_alloc / (anon_fault_alloc + anon_fault_fallback).
+      A fallback fault maps a 4K page into the range, after which the large
+      order no longer fits there, so each fallback stands for one range of
+      ``folio_kb`` filled with 4K pages: the count share is also the byte share.
+    - ``contiguous_failure`` = swpout_fallback / (swpout + swpout_fallback):
+      large folios that could not get contiguous swap slots and were split.
+
+    Pass them to :class:`SwapModel` (``SwapModel(..., **mthp_inputs(rows, 64))``)."""
+    import pandas as pd
+
+    if not isinstance(rows, pd.DataFrame):
+        raise TypeError(f"rows must be a DataFrame from mmcost.parse.mthp_stats, got {type(rows).__name__}")
+    kb = v.count("folio_kb", folio_kb, minimum=PAGE_KB)
+    part = rows[rows["folio_kb"] == kb].set_index("metric")["value"] if "folio_kb" in rows else pd.Series(dtype=float)
+    if part.empty:
+        raise ValueError(f"folio_kb: no hugepages-{kb}kB counters in rows (sizes present: "
+                         f"{sorted(set(rows['folio_kb'])) if 'folio_kb' in rows else []})")
+
+    def share(ok: str, failed: str) -> float:
+        if ok not in part or failed not in part:
+            raise ValueError(f"rows: hugepages-{kb}kB needs both {ok} and {failed}")
+        total = float(part[ok]) + float(part[failed])
+        if total <= 0:
+            raise ValueError(f"rows: hugepages-{kb}kB has no {ok} or {failed} events to form a share from")
+        return float(part[ok]) / total
+
+    out = {"large_share": share("fault_alloc_count", "fault_fallback_count")}
+    if "swpout_count" in part or "swpout_fallback_count" in part:
+        out["contiguous_failure"] = 1.0 - share("swpout_count", "swpout_fallback_count")
+    return out
