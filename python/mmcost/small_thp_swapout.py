@@ -81,7 +81,7 @@ class SmallThpSwapoutModel(Model):
 
     def swap_model(self, p: dict | None = None, *, variant: str = "baseline", folio_kb: int = 4,
                    processes: int = 70, device: str = "brd", large_share: float = 1.0,
-                   memcg_mb: float | None = None) -> SwapModel:
+                   memcg_mb: float | None = None, slot_lock_partitions: int = 1) -> SwapModel:
         """The :class:`~mmcost.swap.SwapModel` of one configuration at parameters
         ``p``; ``device``: ``brd`` (seed 000) or ``zram`` (the compressed copy is
         stored with the same memcpy; compression adds its own cost)."""
@@ -97,6 +97,7 @@ class SmallThpSwapoutModel(Model):
                          compress_us_per_page=p["zram_compress_us_per_page"] if device == "zram" else 0.0)
         return SwapModel(processes=int(processes), bytes_per_process=2**30, memcg_mb=memcg_mb or MEMCG_MB, folio_kb=int(folio_kb),
                          large_share=large_share, split_small_thp=self.variants[variant], device=dev, arch="arm64",
+                         slot_lock_partitions=int(slot_lock_partitions),
                          costs=costs, tlb_costs=TlbCosts(tlbi_us=p["tlbi_us"], dsb_us=p["dsb_us"]))
 
     def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
@@ -104,10 +105,11 @@ class SmallThpSwapoutModel(Model):
         cache = {}
         for i, (_, r) in enumerate(rows.iterrows()):
             key = (r["variant"], int(r["folio_kb"]), int(config_value(r, "processes", 70)),
-                   str(config_value(r, "swap_device", "brd")), float(config_value(r, "memcg_mb", MEMCG_MB)))
+                   str(config_value(r, "swap_device", "brd")), float(config_value(r, "memcg_mb", MEMCG_MB)),
+                   int(config_value(r, "slot_lock_partitions", 1)))
             if key not in cache:
                 cache[key] = self.swap_model(p, variant=key[0], folio_kb=key[1], processes=key[2], device=key[3],
-                                             memcg_mb=key[4]).solve()
+                                             memcg_mb=key[4], slot_lock_partitions=key[5]).solve()
             out[i] = cache[key][metric]
         return out
 
