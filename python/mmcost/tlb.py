@@ -323,12 +323,16 @@ class TlbModel:
         r = dict.fromkeys(_RATES, 0.0)
         r["calls"] = lam + lam_r
 
+        def ipi_round(rate, count_rounds=True):  # x86: the sender IPIs every other CPU, `rate` times per second
+            r["shootdowns"] += rate * remote
+            r["ipis"] += rate * remote
+            if count_rounds:
+                r["rounds"] += rate if n > 1 else 0.0
+
         def flush_round(rate):  # a full flush of every CPU, `rate` times per second
             r["full_flushes"] += rate
             if x86:
-                r["shootdowns"] += rate * remote
-                r["ipis"] += rate * remote
-                r["rounds"] += rate if n > 1 else 0.0
+                ipi_round(rate)
             else:
                 r["tlbi_ops"] += rate / n
                 r["dsb_syncs"] += rate / n
@@ -349,9 +353,7 @@ class TlbModel:
                 flush_round(per_folio)
             else:
                 r["invlpg"] += per_folio * self.entries_per_folio
-                r["shootdowns"] += per_folio * remote
-                r["ipis"] += per_folio * remote
-                r["rounds"] += per_folio if n > 1 else 0.0
+                ipi_round(per_folio)
         elif self.policy is Policy.BATCHED:
             batched(lam + lam_r)
         else:
@@ -364,11 +366,10 @@ class TlbModel:
             r["deferred_calls"] = lam_d
             r["full_flushes"] += rate
             if x86:
-                r["shootdowns"] += rate * remote
-                r["ipis"] += rate * remote
-                if self.natural_flush_rate_per_s == 0:  # CPUs stay in step: one round flushes all
+                in_step = self.natural_flush_rate_per_s == 0  # CPUs stay in step: one round flushes all
+                ipi_round(rate, count_rounds=in_step)
+                if in_step:
                     r["reuse_rounds"] = rate
-                    r["rounds"] += rate if n > 1 else 0.0
                 else:
                     r["reuse_rounds"] = math.nan  # per-CPU states diverge; simulate() counts rounds
                     r["rounds"] = math.nan
