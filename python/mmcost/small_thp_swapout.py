@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .model import Model, Parameter, Prior, config_value
-from .swap import SwapCosts, SwapDevice, SwapModel
+from .swap import SwapCosts, SwapDevice, SwapModel, large_fault_share
 from .tlb import TlbCosts
 
 MEMCG_MB = 40 * 1024  # seed 000's memcg limit (40G read as GiB)
@@ -44,6 +44,9 @@ class SmallThpSwapoutModel(Model):
     name: str = "small_thp_swapout"
     variants: dict = field(default_factory=lambda: {"baseline": True, "remove-huge-flag": True,
                                                     "swap-file-small-thp": False})
+    #: True: every fault gets its folio size (MADV_HUGEPAGE or defrag=always). False: for 256K and larger,
+    #: faults after the memcg first reached its limit fall back to 4K (mmcost.swap.large_fault_share)
+    madvise: bool = True
 
     PARAMETERS: ClassVar = (
         Parameter("reclaim_us", 3.0, "us", 0.01, 1000.0, free=False,
@@ -91,11 +94,14 @@ class SmallThpSwapoutModel(Model):
         costs = SwapCosts(fault_us=p["fault_us"], zero_us_per_page=p["zero_us_per_page"], pte_us=p["pte_us"],
                           reclaim_us=p["reclaim_us"], lru_hold_us=p["lru_hold_us"], slot_hold_us=p["slot_hold_us"],
                           swapcache_us=p["swapcache_us"], split_us_per_page=p["split_us_per_page"])
+        memcg = memcg_mb or MEMCG_MB
+        if not self.madvise and folio_kb >= 256:
+            large_share = large_fault_share(int(folio_kb), memcg, processes * 1024.0, madvise=False)
         if device not in ("brd", "zram"):
             raise ValueError(f"swap_device must be 'brd' or 'zram' for this model, got {device!r}")
         dev = SwapDevice(device, copy_us_per_page=2 * p["zero_us_per_page"],
                          compress_us_per_page=p["zram_compress_us_per_page"] if device == "zram" else 0.0)
-        return SwapModel(processes=int(processes), bytes_per_process=2**30, memcg_mb=memcg_mb or MEMCG_MB, folio_kb=int(folio_kb),
+        return SwapModel(processes=int(processes), bytes_per_process=2**30, memcg_mb=memcg, folio_kb=int(folio_kb),
                          large_share=large_share, split_small_thp=self.variants[variant], device=dev, arch="arm64",
                          slot_lock_partitions=int(slot_lock_partitions),
                          costs=costs, tlb_costs=TlbCosts(tlbi_us=p["tlbi_us"], dsb_us=p["dsb_us"]))
