@@ -73,3 +73,10 @@ def test_seed_004_on_the_whole_path_fits_the_base_kernel_and_predicts_the_kept_s
     assert np.all(pred[~kept] == 0)
     gain = fit.model.evaluate(lkp[(lkp["variant"] == "base+patch") & (lkp["metric"] == "swapout_kib_s_change_pct")])[0]
     assert gain > 0  # the sign of the published +22.3%; its size is the notebook's open question
+
+
+def test_without_madvise_2m_faults_after_the_limit_fall_back():
+    m = SmallThpSwapoutModel(madvise=False)
+    assert m.swap_model(folio_kb=2048).large_share == pytest.approx(40 / 70)
+    assert m.swap_model(folio_kb=64).large_share == 1.0  # below 256K the rule does not apply
+    assert SmallThpSwapoutModel().swap_model(folio_kb=2048).large_share == 1.0
