@@ -103,6 +103,11 @@ class LockSim {
       }
     }
     busy_.assign(locks_.size(), 0.0);
+    for (int l : logical_) spec_.push_back(&p.locks[static_cast<std::size_t>(l)]);
+    for (const auto& st : p.stages) {  // hot path: no lookups through the lock table per acquisition
+      stage_first_.push_back(st.lock >= 0 ? first_[static_cast<std::size_t>(st.lock)] : -1);
+      stage_parts_.push_back(st.lock >= 0 ? p.locks[static_cast<std::size_t>(st.lock)].partitions : 0);
+    }
     r_.per_lock.resize(p.locks.size());
     r_.lock_busy.assign(p.locks.size(), 0.0);
     r_.per_stage.resize(p.stages.size());
@@ -155,15 +160,15 @@ class LockSim {
       q_.schedule(s.time.sample(rng_), cpu, kStageDone);
       return;
     }
-    const int parts = p_.locks[static_cast<std::size_t>(s.lock)].partitions;
-    const int l = first_[static_cast<std::size_t>(s.lock)] +
-                  (parts > 1 ? static_cast<int>(rng_.next() % static_cast<std::uint64_t>(parts)) : 0);
+    const auto k = static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)]);
+    const int parts = stage_parts_[k];
+    const int l = stage_first_[k] + (parts > 1 ? static_cast<int>(rng_.next() % static_cast<std::uint64_t>(parts)) : 0);
     held_[static_cast<std::size_t>(cpu)] = l;
     request(cpu, l);
   }
 
   // Lock indices below are partitions (LockState); spec() is their lock's.
-  const LockSpec& spec(int l) const { return p_.locks[static_cast<std::size_t>(logical_[static_cast<std::size_t>(l)])]; }
+  const LockSpec& spec(int l) const { return *spec_[static_cast<std::size_t>(l)]; }
 
   void account_busy(int l) {
     auto& L = locks_[static_cast<std::size_t>(l)];
@@ -284,6 +289,9 @@ class LockSim {
   std::vector<int> first_;        // lock -> its first partition
   std::vector<int> logical_;      // partition -> its lock
   std::vector<double> busy_;      // per partition
+  std::vector<const LockSpec*> spec_;  // partition -> its lock's spec
+  std::vector<int> stage_first_;  // stage -> first partition of its lock (-1: work)
+  std::vector<int> stage_parts_;  // stage -> partitions of its lock
   std::vector<int> stage_;
   std::vector<double> request_;
   std::vector<double> deferred_;  // interrupt time owed after an irq-disabled unlock
