@@ -268,17 +268,27 @@ class FitResult:
         return out
 
     # --- validation -----------------------------------------------------------------
-    def loo(self) -> pd.DataFrame:
-        """Leave-one-out: refit without each row and predict it. Same columns as
-        :attr:`residuals`; ``attrs['summary']`` holds rms_pull, rmse and
-        median_abs_rel_error."""
+    def loo(self, by: list[str] | None = None) -> pd.DataFrame:
+        """Leave-one-out: refit without each row and predict it. ``by`` leaves
+        out whole groups instead (e.g. every metric of one configuration, when
+        they are not independent). Each refit is warm-started from this fit,
+        so where the data leave a direction flat (an identifiability warning)
+        the left-out rows still steer it. Same columns as :attr:`residuals`;
+        ``attrs['summary']`` holds rms_pull, rmse and median_abs_rel_error."""
         out = self.residuals
+        if by is None:
+            groups = [[i] for i in range(len(self.data))]
+        else:
+            missing = [c for c in by if c not in self.data.columns]
+            if missing:
+                raise ValueError(f"loo(by=...): no column(s) {missing} in the fitted data")
+            groups = [list(ix) for ix in self.data.groupby(list(by), dropna=False, sort=False).indices.values()]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
-            for i in range(len(self.data)):
-                rest = self.data.drop(index=i)
+            for rows in groups:
+                rest = self.data.drop(index=rows)
                 refit = fit(self.model, rest, absolute_sigma=self.absolute_sigma, default_rel_error=self.model.default_rel_error)
-                out.loc[i, "predicted"] = float(refit.model.evaluate(self.data.iloc[[i]])[0])
+                out.loc[rows, "predicted"] = refit.model.evaluate(self.data.iloc[rows]).astype(float)
         out["residual"] = out["measured"] - out["predicted"]
         out["pull"] = out["residual"] / out["sigma"]
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -58,14 +58,7 @@ class SwapAllocLockModel(Model):
 
     def spin(self, n: int, p) -> dict:
         """Totals over the build with the global lock and n CPUs (MVA)."""
-        z = (p["user_cpu_s"] + p["sys_other_cpu_s"]) / PAGES
-        h = p["lock_hold_cpu_s"] / PAGES
-        df = queueing.mva([h], z, int(n), stations=["lock"])
-        top = df.iloc[-1]
-        wait_total = (top["residence_time_lock"] - h) * PAGES
-        busy_seen = df["utilization_lock"].iloc[-2] if n > 1 else 0.0
-        return dict(wait_total_s=wait_total, real_s=PAGES / top["throughput"], busy_seen=busy_seen,
-                    utilization=top["utilization_lock"])
+        return global_lock(n, p["lock_hold_cpu_s"], p["user_cpu_s"] + p["sys_other_cpu_s"])
 
     def totals(self, n: int, variant: str, p) -> dict:
         if variant not in self.variants:
@@ -89,3 +82,23 @@ class SwapAllocLockModel(Model):
             threads=n, acquisitions=acquisitions, contended=acquisitions * s["busy_seen"],
             total_wait_s=s["wait_total_s"], avg_wait_us=s["wait_total_s"] / acquisitions * 1e6,
             lock_utilization=s["utilization"], type="spinlock", caller="si->lock (global)")])
+
+
+def global_lock(n: int, hold_s: float, other_s: float) -> dict:
+    """n job slots sharing one queued spinlock over a whole build (exact MVA).
+
+    ``hold_s``: the lock's total hold time per build; ``other_s``: every other
+    second of job-slot time (work and idle). Both are split into the same
+    number of cycles (:data:`PAGES`), which cancels out. Returns the build's
+    total spin time ``wait_total_s``, its wall time ``real_s``, the lock's
+    utilisation, the utilisation an arriving CPU sees (``busy_seen``, the
+    arrival theorem: the utilisation with n - 1 CPUs) and the mean number of
+    CPUs spinning (``spinning``)."""
+    h, z = hold_s / PAGES, other_s / PAGES
+    df = queueing.mva([h], z, int(n), stations=["lock"])
+    top = df.iloc[-1]
+    wait_total = (top["residence_time_lock"] - h) * PAGES
+    real = PAGES / top["throughput"]
+    return dict(wait_total_s=wait_total, real_s=real, utilization=top["utilization_lock"],
+                busy_seen=df["utilization_lock"].iloc[-2] if n > 1 else 0.0,
+                spinning=top["queue_length_lock"] - top["utilization_lock"])

@@ -1,0 +1,173 @@
+"""The global swap allocator lock across job counts and memory limits (seed 003 and its cover letter).
+
+:class:`mmcost.swap_alloc_lock.SwapAllocLockModel` fits three totals to each
+build configuration, so it can only describe the configuration it was fitted
+to. Seed 003's cover letter ("[PATCH 00/13] mm, swap: rework of swap allocator
+locks", dataset ``swap_alloc_locks_cover``) scales the same build from make
+-j6 in a 192M memcg to -j96 in 2G, with 4K pages and 64K mTHP, on a 48-core,
+96-thread machine. This model shares two constants across all of them, so a
+configuration can be predicted from the others.
+
+Mechanism. The after kernel (per-cluster locks) has the build's work without
+the global-lock spinning; its measured sys and real times for a configuration
+are where the prediction starts. Before the series that work is unchanged, but
+slot allocation and free (``get_swap_pages``, ``swapcache_free_entries``,
+``free_swap_and_cache_nr``: the before-series ``perf lock contention`` callers)
+serialise on ``si->lock``. Per build:
+
+- lock demand ``H = lock_share * sys_after / sigma(N)``: the work under the
+  lock is a fixed share of the swap-heavy system time (both scale with the
+  pages swapped), counted at full core speed;
+- ``sigma(N) = 1 + (smt_inflation - 1) * min(1, max(0, N - cores) / cores)``:
+  the after kernel's system time per unit of work grows with the share of
+  cores whose two SMT threads are both busy. The lock holder does not pay it:
+  its sibling is spinning in the qspinlock's ``cpu_relax()`` (x86 ``PAUSE``,
+  which hands the core's resources to the other thread; Intel 64 and IA-32
+  Optimization Reference Manual, "Spin-wait and idle loops");
+- N job slots contend for one FIFO lock (exact MVA,
+  :func:`mmcost.swap_alloc_lock.global_lock`); everything else a slot does,
+  idle included, is think time. Spinning is system time, so
+  ``sys_before = sys_after + N * real_before - N * real_after``.
+
+The last line is checked on the data independently of the model
+(:func:`spin_accounting`): across the ten published configurations the extra
+system time equals N times the extra wall time within a few percent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from . import _validate as v
+from .model import Model, Parameter
+from .swap_alloc_lock import global_lock
+
+#: configuration columns that identify one build
+CONFIG = ("processes", "memcg_mb", "folio_kb")
+#: "on a 48c96t system" (cover letter); 2 x Xeon 8255C = 2 x 24 cores for seed 003's runs
+CORES = 48
+
+
+def _key(row) -> tuple:
+    return tuple(int(row[c]) for c in CONFIG)
+
+
+@dataclass(frozen=True)
+class BuildScalingModel(Model):
+    """``after``: per configuration (processes, memcg_mb, folio_kb), the after
+    kernel's measured ``(sys_time_s, real_time_s)``; build it with
+    :meth:`from_data`. Predicts both kernels' sys and real times; the after
+    kernel's are its inputs."""
+
+    name: str = "swap_alloc_lock_scaling"
+    after: tuple = ()
+    cores: int = CORES
+
+    PARAMETERS: ClassVar = (
+        Parameter("lock_share", 0.05, "", 1e-5, 0.5,
+                  doc="si->lock hold per second of the after kernel's system work at full core speed"),
+        Parameter("smt_inflation", 1.6, "", 1.0, 4.0,
+                  doc="system time per unit of work with both SMT threads of every core busy, relative to one"),
+    )
+    METRICS: ClassVar = ("sys_time_s", "real_time_s")
+
+    def __post_init__(self):
+        super().__post_init__()
+        v.count("cores", self.cores)
+        for entry in self.after:
+            key, sys_s, real_s = entry
+            v.scalar("after sys_time_s", sys_s, positive=True)
+            v.scalar("after real_time_s", real_s, positive=True)
+
+    @classmethod
+    def from_data(cls, df: pd.DataFrame, **kwargs) -> BuildScalingModel:
+        """The after kernel's sys and real times of every configuration in ``df``."""
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"df must be a DataFrame, got {type(df).__name__}")
+        missing = [c for c in (*CONFIG, "variant", "metric", "value") if c not in df.columns]
+        if missing:
+            raise ValueError(f"df: missing column(s) {missing}")
+        part = df[(df["variant"] == "after") & df["metric"].isin(cls.METRICS)]
+        if part.empty:
+            raise ValueError("df: no 'after' sys_time_s / real_time_s rows to start from")
+        table = part.pivot_table(index=list(CONFIG), columns="metric", values="value", aggfunc="first")
+        incomplete = table[table.isna().any(axis=1)]
+        if not incomplete.empty or set(table.columns) != set(cls.METRICS):
+            raise ValueError(f"df: configurations without both after sys_time_s and real_time_s: "
+                             f"{list(incomplete.index) or list(table.index)}")
+        after = tuple((tuple(int(k) for k in key), float(r["sys_time_s"]), float(r["real_time_s"]))
+                      for key, r in table.iterrows())
+        return cls(after=after, **kwargs)
+
+    def sigma(self, n: int, smt_inflation: float) -> float:
+        """System time per unit of work with ``n`` busy job slots, relative to one thread per core."""
+        doubled = min(1.0, max(0.0, n - self.cores) / self.cores)
+        return 1.0 + (smt_inflation - 1.0) * doubled
+
+    def build(self, key: tuple, p=None) -> dict:
+        """Both kernels for one configuration ``(processes, memcg_mb, folio_kb)``:
+        times, the lock's hold, utilisation and the CPUs spinning on it."""
+        p = {**self.values(), **(p or {})}
+        table = {k: (s, r) for k, s, r in self.after}
+        if tuple(key) not in table:
+            raise ValueError(f"{self.name}: no after-kernel measurement for configuration "
+                             f"{dict(zip(CONFIG, key))}; known: {[dict(zip(CONFIG, k)) for k in table]}")
+        n = int(key[0])
+        sys_a, real_a = table[tuple(key)]
+        slots = n * real_a
+        hold = p["lock_share"] * sys_a / self.sigma(n, p["smt_inflation"])
+        if hold >= slots:
+            raise ValueError(f"{self.name}: lock_share={p['lock_share']:g} puts {hold:.0f} s of holds in "
+                             f"{slots:.0f} s of job-slot time for {dict(zip(CONFIG, key))}")
+        g = global_lock(n, hold, slots - hold)
+        return dict(sys_after_s=sys_a, real_after_s=real_a, hold_s=hold, real_before_s=g["real_s"],
+                    sys_before_s=sys_a + n * g["real_s"] - slots, utilization=g["utilization"],
+                    spinning=g["spinning"], busy_seen=g["busy_seen"])
+
+    def with_interpolated(self, key: tuple, p=None) -> BuildScalingModel:
+        """A copy that also knows an unmeasured configuration ``(processes,
+        memcg_mb, folio_kb)``, interpolated linearly in the job count between
+        the two nearest measured ones with the same memory per job and folio
+        size: the job-slot time N x real, and the system work at full core
+        speed sys / sigma(N). (The matrix keeps memory per job fixed as it
+        scales, so that is the direction the data support.)"""
+        p = {**self.values(), **(p or {})}
+        n, mem, kb = (int(k) for k in key)
+        v.count("processes", n)
+        same = sorted((k[0], s, r) for k, s, r in self.after if k[2] == kb and k[1] * n == mem * k[0])
+        if len(same) < 2 or not same[0][0] <= n <= same[-1][0]:
+            raise ValueError(f"{self.name}: cannot interpolate processes={n}, memcg_mb={mem}, folio_kb={kb}: "
+                             f"measured job counts at {mem / n:g} MiB per job and {kb}K: {[s[0] for s in same]}")
+        lo = max(s for s in same if s[0] <= n)
+        hi = min(s for s in same if s[0] >= n)
+        w = 0.0 if hi[0] == lo[0] else (n - lo[0]) / (hi[0] - lo[0])
+        s_inf = p["smt_inflation"]
+        work = (1 - w) * lo[1] / self.sigma(lo[0], s_inf) + w * hi[1] / self.sigma(hi[0], s_inf)
+        slots = (1 - w) * lo[0] * lo[2] + w * hi[0] * hi[2]
+        entry = ((n, mem, kb), work * self.sigma(n, s_inf), slots / n)
+        return replace(self, after=tuple(e for e in self.after if e[0] != entry[0]) + (entry,))
+
+    def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
+        out = np.empty(len(rows))
+        for i, (_, r) in enumerate(rows.iterrows()):
+            b = self.build(_key(r), p)
+            variant = "before" if r["variant"] == "before" else "after"
+            out[i] = b[f"{metric.removesuffix('_time_s')}_{variant}_s"]
+        return out
+
+
+def spin_accounting(df: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration: the before kernel's extra system time and N times its
+    extra wall time. If the before kernel's extra time is all job slots
+    spinning on a lock, the two are equal (``ratio`` = 1); no model involved."""
+    part = df[df["metric"].isin(BuildScalingModel.METRICS) & df["variant"].isin(["before", "after"])]
+    t = part.pivot_table(index=list(CONFIG), columns=["variant", "metric"], values="value")
+    n = t.index.get_level_values("processes").to_numpy(float)
+    extra_sys = t[("before", "sys_time_s")] - t[("after", "sys_time_s")]
+    extra_slots = n * (t[("before", "real_time_s")] - t[("after", "real_time_s")])
+    return pd.DataFrame({"extra_sys_s": extra_sys, "n_x_extra_real_s": extra_slots,
+                         "ratio": extra_sys / extra_slots}).reset_index()
