@@ -80,8 +80,15 @@ class BuildScalingModel(Model):
         v.count("cores", self.cores)
         for entry in self.after:
             key, sys_s, real_s = entry
+            if len(key) != len(CONFIG):
+                raise ValueError(f"after: configuration keys are {CONFIG}, got {key!r}")
+            for c, k in zip(CONFIG, key):
+                v.count(f"after {c}", k)
             v.scalar("after sys_time_s", sys_s, positive=True)
             v.scalar("after real_time_s", real_s, positive=True)
+            if sys_s > key[0] * real_s:
+                raise ValueError(f"after sys_time_s={sys_s:g} exceeds the job-slot time {key[0]} x {real_s:g} s "
+                                 f"of configuration {dict(zip(CONFIG, key))}")
 
     @classmethod
     def from_data(cls, df: pd.DataFrame, **kwargs) -> BuildScalingModel:
@@ -120,9 +127,6 @@ class BuildScalingModel(Model):
         sys_a, real_a = table[tuple(key)]
         slots = n * real_a
         hold = p["lock_share"] * sys_a / self.sigma(n, p["smt_inflation"])
-        if hold >= slots:
-            raise ValueError(f"{self.name}: lock_share={p['lock_share']:g} puts {hold:.0f} s of holds in "
-                             f"{slots:.0f} s of job-slot time for {dict(zip(CONFIG, key))}")
         g = global_lock(n, hold, slots - hold)
         return dict(sys_after_s=sys_a, real_after_s=real_a, hold_s=hold, real_before_s=g["real_s"],
                     sys_before_s=sys_a + n * g["real_s"] - slots, utilization=g["utilization"],

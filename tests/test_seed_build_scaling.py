@@ -1,0 +1,150 @@
+"""Seed 003 across job counts and memory limits: the cover letter's data and BuildScalingModel.
+
+The model is fitted to the cover letter's scaling matrix and must predict
+seed 003's own make -j96 runs (another memory per job, not in the fit), and
+every matrix configuration from the others.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mmcost
+from mmcost.swap_alloc_lock import global_lock
+from mmcost.swap_alloc_lock_scaling import CONFIG, BuildScalingModel, spin_accounting
+
+COVER = mmcost.datasets.load("swap_alloc_locks_cover")
+SEED = mmcost.datasets.load("swap_alloc_locks")
+TIMES = ["sys_time_s", "real_time_s"]
+MATRIX = COVER[(COVER["experiment"] == "make_defconfig_tmpfs") & COVER["metric"].isin(TIMES)]
+SEED_BUILD = SEED[(SEED["experiment"] == "make_j96") & SEED["metric"].isin(TIMES)]
+BUILDS = pd.concat([MATRIX, SEED_BUILD], ignore_index=True)
+
+
+def _fit(rows):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return BuildScalingModel.from_data(BUILDS).fit(rows[rows["variant"] == "before"])
+
+
+# --- the data -------------------------------------------------------------------------
+def test_printed_deltas_match_the_times_except_the_recorded_slips():
+    # every printed delta is recomputed from the printed times; only the rows the
+    # source.toml [inconsistencies] names may disagree (by more than rounding)
+    t = MATRIX.pivot_table(index=list(CONFIG), columns=["variant", "metric"], values="value")
+    printed = COVER[COVER["metric"].str.endswith("_change_pct")].set_index([*CONFIG, "metric"])["value"]
+    slips = set()
+    for key, r in t.iterrows():
+        for m in TIMES:
+            computed = 100 * (r[("after", m)] / r[("before", m)] - 1)
+            if abs(computed - printed[(*key, f"{m}_change_pct")]) > 0.1:
+                slips.add((key[0], key[2], m))
+    assert slips == {(24, 64, "sys_time_s"), (48, 64, "sys_time_s"), (6, 4, "sys_time_s"), (6, 4, "real_time_s")}
+    notes = mmcost.datasets.source("swap_alloc_locks_cover")["inconsistencies"]
+    assert {"sys_time_s_change_pct", "make_j6"} <= set(notes)
+
+
+def test_seed_mthp_failure_change_is_the_cover_letters_fallback_counts():
+    c = COVER[COVER["experiment"] == "make_j96"].set_index(["variant", "metric"])["value"]
+    change = 100 * (c[("after", "swpout_fallback_count")] / c[("before", "swpout_fallback_count")] - 1)
+    seed = SEED.loc[SEED["metric"] == "thp_swap_alloc_failure_change_pct", "value"].item()
+    assert change == pytest.approx(seed, abs=0.05)  # printed with one decimal
+    share = {v: c[(v, "swpout_fallback_count")] / (c[(v, "swpout_count")] + c[(v, "swpout_fallback_count")])
+             for v in ("before", "after")}
+    assert share["before"] == pytest.approx(0.199, abs=5e-4) and share["after"] == pytest.approx(0.078, abs=5e-4)
+
+
+def test_before_kernels_extra_time_is_spinning_job_slots():
+    # no model: if the old kernel's extra time is N job slots spinning (system time),
+    # extra sys = N x extra real. Checked where the extra wall time is at least 5%.
+    acc = spin_accounting(BUILDS)
+    t = BUILDS.pivot_table(index=list(CONFIG), columns=["variant", "metric"], values="value").reset_index(drop=True)
+    big = (t[("before", "real_time_s")] / t[("after", "real_time_s")] - 1).to_numpy() >= 0.05
+    assert big.sum() == 8
+    assert acc.loc[big, "ratio"].between(0.9, 1.1).all(), acc
+
+
+# --- the mechanism --------------------------------------------------------------------
+def test_global_lock_against_exact_two_cpu_mva_and_its_bounds():
+    h, z = 3.0, 5.0
+    one = global_lock(1, h, z)
+    assert one["wait_total_s"] == pytest.approx(0.0, abs=1e-12) and one["real_s"] == pytest.approx(h + z)
+    # n = 2 by hand: an arriving CPU finds the other at the lock with probability h/(h+z)
+    # and then waits out its hold, so the build spins h * h/(h+z) in all
+    r2 = h * (1 + h / (h + z))
+    two = global_lock(2, h, z)
+    assert two["real_s"] == pytest.approx((z + r2) / 2, rel=1e-12)
+    assert two["wait_total_s"] == pytest.approx(h * h / (h + z), rel=1e-12)
+    # many CPUs: the lock is the bottleneck, the build takes its hold time, and all but z/h CPUs spin
+    big = global_lock(400, h, z)
+    assert big["real_s"] == pytest.approx(h, rel=1e-6) and big["spinning"] == pytest.approx(400 - z / h - 1, rel=1e-3)
+
+
+def test_sigma_and_hold_scaling():
+    m = BuildScalingModel.from_data(BUILDS)
+    assert m.sigma(24, 2.0) == 1.0 and m.sigma(48, 2.0) == 1.0
+    assert m.sigma(96, 2.0) == 2.0 and m.sigma(72, 2.0) == 1.5 and m.sigma(200, 2.0) == 2.0
+    # one job slot never waits: the before kernel equals the after kernel
+    lone = BuildScalingModel(after=(((1, 64, 4), 100.0, 400.0),))
+    b = lone.build((1, 64, 4))
+    assert b["real_before_s"] == pytest.approx(400.0) and b["sys_before_s"] == pytest.approx(100.0)
+    # more lock share never shortens the old kernel's build
+    k = (48, 768, 4)
+    assert m.build(k, {"lock_share": 0.02})["real_before_s"] < m.build(k, {"lock_share": 0.06})["real_before_s"]
+
+
+# --- predictions ----------------------------------------------------------------------
+def test_matrix_fit_predicts_seed_003s_make_j96_runs():
+    fit = _fit(MATRIX)  # the cover letter's matrix only: 8 configurations, 16 numbers
+    seed_before = SEED_BUILD[SEED_BUILD["variant"] == "before"]
+    pred = fit.model.evaluate(seed_before)
+    err = pred / seed_before["value"].to_numpy() - 1
+    assert np.abs(err).max() < 0.10, dict(zip(seed_before["metric"] + "@" + seed_before["folio_kb"].astype(str), err))
+    # the published % changes (after vs before), each within 5 points
+    published = SEED[SEED["metric"].isin(["sys_time_s_change_pct", "real_time_s_change_pct"])]
+    for r in published.itertuples():
+        key = (r.processes, r.memcg_mb, r.folio_kb)
+        b = fit.model.build(key)
+        name = r.metric.removesuffix("_time_s_change_pct")
+        model_change = 100 * (b[f"{name}_after_s"] / b[f"{name}_before_s"] - 1)
+        assert abs(model_change - r.value) < 5, (key, r.metric, model_change, r.value)
+
+
+def test_every_configuration_predicted_from_the_others():
+    fit = _fit(BUILDS)
+    assert 0.01 < fit.params["lock_share"] < 0.2 and 1.0 < fit.params["smt_inflation"] < 4.0
+    loo = fit.loo(by=list(CONFIG))
+    err = (loo["predicted"] / loo["measured"] - 1).abs()
+    assert err.max() < 0.12 and err.median() < 0.05, loo
+
+
+def test_interpolation_reproduces_measured_points_and_refuses_to_extrapolate():
+    m = _fit(BUILDS).model
+    for key in [(48, 768, 4), (96, 1536, 4)]:
+        again = m.with_interpolated(key).build(key)
+        assert again["real_after_s"] == pytest.approx(m.build(key)["real_after_s"], rel=1e-12)
+        assert again["sys_after_s"] == pytest.approx(m.build(key)["sys_after_s"], rel=1e-12)
+    mid = m.with_interpolated((64, 1024, 4)).build((64, 1024, 4))
+    assert 180.0 < mid["real_after_s"] < 221.0 and mid["real_before_s"] > mid["real_after_s"]
+    with pytest.raises(ValueError, match="cannot interpolate"):
+        m.with_interpolated((192, 3072, 4))
+    with pytest.raises(ValueError, match="no after-kernel measurement"):
+        m.build((64, 1024, 4))
+
+
+def test_bad_input_names_the_field():
+    with pytest.raises(ValueError, match="after sys_time_s"):
+        BuildScalingModel(after=(((8, 64, 4), -1.0, 10.0),))
+    with pytest.raises(ValueError, match="no 'after'"):
+        BuildScalingModel.from_data(BUILDS[BUILDS["variant"] == "before"])
+    with pytest.raises(ValueError, match="missing column"):
+        BuildScalingModel.from_data(BUILDS.drop(columns=["memcg_mb"]))
+    with pytest.raises(ValueError, match="without both"):
+        BuildScalingModel.from_data(BUILDS[~((BUILDS["variant"] == "after") & (BUILDS["metric"] == "sys_time_s")
+                                             & (BUILDS["processes"] == 6))])
+    with pytest.raises(TypeError):
+        BuildScalingModel.from_data("make -j96")
+    with pytest.raises(ValueError, match="exceeds the job-slot time"):
+        BuildScalingModel(after=(((2, 64, 4), 100.0, 10.0),))  # 100 s of sys in 2 x 10 s
