@@ -175,3 +175,32 @@ def spin_accounting(df: pd.DataFrame) -> pd.DataFrame:
     extra_slots = n * (t[("before", "real_time_s")] - t[("after", "real_time_s")])
     return pd.DataFrame({"extra_sys_s": extra_sys, "n_x_extra_real_s": extra_slots,
                          "ratio": extra_sys / extra_slots}).reset_index()
+
+
+def predict_configs(fit, keys, interval: float = 0.9, n_samples: int = 200, seed=0) -> pd.DataFrame:
+    """Both kernels at each configuration ``(processes, memcg_mb, folio_kb)`` in
+    ``keys``, measured or interpolated (:meth:`BuildScalingModel.with_interpolated`),
+    with the central ``interval`` over parameter draws from ``fit``'s covariance.
+    Columns: the configuration, then ``best``/``lo``/``hi`` of real_before_s,
+    real_after_s, real_change_pct (after vs before) and spinning (CPUs)."""
+    if not 0 < interval < 1:
+        raise ValueError(f"interval must be in (0, 1), got {interval}")
+    model = fit.model
+    measured = {k for k, _, _ in model.after}
+    draws = [model.values()] + [{**model.values(), **d} for d in fit.sample_params(n_samples, seed=seed).to_dict("records")]
+    out = []
+    for key in keys:
+        key = tuple(int(k) for k in key)
+        vals = []
+        for p in draws:
+            m = model.with_parameters(**p)
+            b = (m if key in measured else m.with_interpolated(key)).build(key)
+            vals.append((b["real_before_s"], b["real_after_s"], 100 * (b["real_after_s"] / b["real_before_s"] - 1),
+                         b["spinning"]))
+        vals = np.array(vals, dtype=float)
+        lo, hi = np.quantile(vals[1:], [(1 - interval) / 2, (1 + interval) / 2], axis=0)
+        row = dict(zip(CONFIG, key), measured=key in measured)
+        for j, name in enumerate(("real_before_s", "real_after_s", "real_change_pct", "spinning")):
+            row.update({f"{name}": vals[0, j], f"{name}_lo": lo[j], f"{name}_hi": hi[j]})
+        out.append(row)
+    return pd.DataFrame(out)
