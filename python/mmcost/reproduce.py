@@ -57,6 +57,22 @@ def _swap_alloc_locks(df: pd.DataFrame) -> list[Section]:
     return out
 
 
+def _swap_alloc_locks_cover(df: pd.DataFrame) -> list[Section]:
+    times = df[(df["experiment"] == "make_defconfig_tmpfs") & df["metric"].isin(["sys_time_s", "real_time_s"])]
+    t = times.pivot_table(index=["folio_kb", "processes", "memcg_mb", "swap_mb"], columns=["metric", "variant"], values="value")
+    for m in ("sys_time_s", "real_time_s"):
+        t[(m, "change %")] = 100 * (t[(m, "after")] / t[(m, "before")] - 1)  # recomputed: see source.toml
+    t = t[[(m, v) for m in ("sys_time_s", "real_time_s") for v in ("before", "after", "change %")]]
+    lock = df[df["experiment"] == "perf_lock_before_series"]
+    lock = lock.pivot_table(index=["item", "call_site"], columns="metric", values="printed", aggfunc="first")
+    c = df[df["experiment"] == "make_j96"].pivot_table(index="metric", columns="variant", values="value")
+    return [Section("make -jNR defconfig on tmpfs + ZRAM (12 runs each; change recomputed from the times)",
+                    t.round(1).to_string()),
+            Section("perf lock contention -ab sleep 3, make -j64 / 1G / 4K, before the series (top rows)",
+                    lock.to_string()),
+            Section("hugepages-64kB/stats, make -j96 / 1152M / 64K", c[["before", "after"]].to_string())]
+
+
 def _swapcache_wb_tags(df: pd.DataFrame) -> list[Section]:
     part = df[df["experiment"] == "vm_scalability_swap_w_seq"]
     rows = report.compare(part, "base", "base+patch")
@@ -137,6 +153,44 @@ def _fit_swap_alloc_lock(df: pd.DataFrame) -> list[Section]:
     return out
 
 
+def _fit_build_scaling(df: pd.DataFrame) -> list[Section]:
+    """The cover letter's matrix fits BuildScalingModel; it predicts seed 003's make -j96 runs and each configuration."""
+    import warnings
+
+    from .swap_alloc_lock_scaling import CONFIG, BuildScalingModel, predict_configs
+
+    times = ["sys_time_s", "real_time_s"]
+    seed = datasets.load("swap_alloc_locks")
+    matrix = df[(df["experiment"] == "make_defconfig_tmpfs") & df["metric"].isin(times)]
+    builds = pd.concat([matrix, seed[(seed["experiment"] == "make_j96") & seed["metric"].isin(times)]], ignore_index=True)
+    model = BuildScalingModel.from_data(builds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        matrix_fit = model.fit(matrix[matrix["variant"] == "before"])
+        all_fit = model.fit(builds[builds["variant"] == "before"])
+        loo = all_fit.loo(by=list(CONFIG))
+    lines = [str(matrix_fit), "", f"{'seed 003, make -j96':<24} {'published':>10} {'model':>10} {'error':>8}"]
+    for r in seed[seed["metric"].isin([f"{m}_change_pct" for m in times])].itertuples():
+        b = matrix_fit.model.build((r.processes, r.memcg_mb, r.folio_kb))
+        name = r.metric.removesuffix("_time_s_change_pct")
+        pred = 100 * (b[f"{name}_after_s"] / b[f"{name}_before_s"] - 1)
+        lines.append(f"{f'{r.folio_kb}K {name} change':<24} {r.value:>+9.1f}% {pred:>+9.1f}% {pred - r.value:>+7.1f}pt")
+    lines.append("fitted to the cover letter's 8 configurations only; seed 003's runs (8 and 12 MiB per job) held out")
+    err = 100 * (loo["predicted"] / loo["measured"] - 1)
+    held = loo.assign(error_pct=err)[["folio_kb", "processes", "memcg_mb", "metric", "measured", "predicted", "error_pct"]]
+    held_text = (held.round(1).to_string(index=False) + f"\nmedian |error| {err.abs().median():.1f}%, max {err.abs().max():.1f}%")
+    sweep = predict_configs(all_fit, [(n, 16 * n, 4) for n in (24, 32, 48, 64, 80, 96)], n_samples=200, seed=3)
+    sweep_text = "\n".join(
+        f"-j{r.processes:<3} {r.memcg_mb:>5}M {'measured' if r.measured else 'interp.':<9} after {r.real_after_s:6.1f} s, "
+        f"before {r.real_before_s:6.1f} [{r.real_before_s_lo:.1f}, {r.real_before_s_hi:.1f}] s, "
+        f"change {r.real_change_pct:+.1f}% [{r.real_change_pct_lo:+.1f}, {r.real_change_pct_hi:+.1f}], "
+        f"{r.spinning:.1f} CPUs spinning" for r in sweep.itertuples())
+    return [Section("global si->lock across job counts (mmcost.swap_alloc_lock_scaling): matrix fit, seed 003 predicted",
+                    "\n".join(lines)),
+            Section("each configuration predicted from the other nine", str(all_fit) + "\n\n" + held_text),
+            Section("predicted real time at 16 MiB per job, 4K (best [90% band])", sweep_text)]
+
+
 def _fit_small_thp_swapout(df: pd.DataFrame) -> list[Section]:
     """Seed 000: the swap model fitted to the 3 x 3 table, and each cell predicted by a fit to the other eight."""
     from .small_thp_swapout import SmallThpSwapoutModel, fit_rows
@@ -200,6 +254,7 @@ SOURCES = {
     "small_thp_swapout": _small_thp_swapout,
     "migrc_tlb": _migrc_tlb,
     "swap_alloc_locks": _swap_alloc_locks,
+    "swap_alloc_locks_cover": _swap_alloc_locks_cover,
     "swapcache_wb_tags": _swapcache_wb_tags,
 }
 
@@ -210,6 +265,7 @@ MODEL_FITS: dict[str, list] = {
     "migrc_tlb": [_fit_migrc_tlb],
     "swapcache_wb_tags": [_fit_swap_cache_lock, _fit_swap_w_seq_path],
     "swap_alloc_locks": [_fit_swap_alloc_lock],
+    "swap_alloc_locks_cover": [_fit_build_scaling],
 }
 
 
