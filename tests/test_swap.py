@@ -215,3 +215,22 @@ def test_mthp_counters_become_model_inputs():
         mthp_inputs(rows, 64)
     with pytest.raises(TypeError, match="rows"):
         mthp_inputs("hugepages-16kB", 16)
+
+
+def test_swapout_cpu_of_a_split_fallback():
+    from mmcost.swap import SwapCosts, SwapDevice, SwapModel
+
+    def diff(split_us):
+        m = SwapModel(processes=96, folio_kb=64, arch="x86", device=SwapDevice("zram", compress_us_per_page=6.0),
+                      costs=SwapCosts(split_us_per_page=split_us))
+        return m.swapout_cpu_us(64, False) - m.swapout_cpu_us(64, True)
+
+    # each of the 16 subpages pays split_us_per_page once; compression is the same either way
+    assert diff(1.5) - diff(0.5) == pytest.approx(16 * 1.0, rel=1e-12)
+    assert diff(0.5) > 0
+    m = SwapModel(folio_kb=4)
+    assert m.swapout_cpu_us(4, True) == m.swapout_cpu_us(4, False)
+    with pytest.raises(ValueError, match="kb must be"):
+        m.swapout_cpu_us(48, True)
+    with pytest.raises(TypeError, match="whole"):
+        m.swapout_cpu_us(64, "yes")

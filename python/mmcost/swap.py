@@ -243,6 +243,22 @@ class SwapModel:
             d["work"] += d.pop("cache_insert") + d.pop("cache_delete") + d.pop("tags")
         return d
 
+    def swapout_cpu_us(self, kb: int, whole: bool) -> float:
+        """CPU time to swap out one folio of ``kb`` KiB, whole or split to 4K
+        first, without waiting at any shared station: reclaim, unmap and TLB
+        flush, the holds of the slot, swap-cache and LRU locks, the device's
+        CPU work, and for a split its own cost (``split_folio_to_list``). The
+        fault that wrote the folio is not included (it is the same either way).
+        ``swapout_cpu_us(kb, False) - swapout_cpu_us(kb, True)`` is what one
+        ``swpout_fallback`` costs."""
+        kb = v.count("kb", kb, minimum=PAGE_KB)
+        if kb % PAGE_KB or (kb // PAGE_KB) & (kb // PAGE_KB - 1) or kb > PMD_KB:
+            raise ValueError(f"kb must be 4 KiB times a power of two, at most {PMD_KB}, got {kb}")
+        if not isinstance(whole, bool):
+            raise TypeError(f"whole must be a bool, got {type(whole).__name__}")
+        d = self._path(kb, whole=whole or kb == PAGE_KB)
+        return sum(val for k, val in d.items() if k not in ("fault", "tlbis"))
+
     def _network(self) -> tuple[LockSystem, float]:
         """The closed network (P CPUs, each swapping out one average folio per
         operation) and the KiB that folio holds."""
