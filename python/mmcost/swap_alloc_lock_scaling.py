@@ -128,9 +128,10 @@ class BuildScalingModel(Model):
         slots = n * real_a
         hold = p["lock_share"] * sys_a / self.sigma(n, p["smt_inflation"])
         g = global_lock(n, hold, slots - hold)
-        return dict(sys_after_s=sys_a, real_after_s=real_a, hold_s=hold, real_before_s=g["real_s"],
-                    sys_before_s=sys_a + n * g["real_s"] - slots, utilization=g["utilization"],
-                    spinning=g["spinning"], busy_seen=g["busy_seen"])
+        out = dict(sys_after_s=sys_a, real_after_s=real_a, hold_s=hold, real_before_s=g["real_s"],
+                   sys_before_s=sys_a + n * g["real_s"] - slots, utilization=g["utilization"],
+                   spinning=g["spinning"], busy_seen=g["busy_seen"])
+        return {k: float(x) for k, x in out.items()}
 
     def with_interpolated(self, key: tuple, p=None) -> BuildScalingModel:
         """A copy that also knows an unmeasured configuration ``(processes,
