@@ -165,3 +165,19 @@ def test_properties_more_lock_work_never_helps_and_the_old_kernel_is_never_faste
     # SMT slowdown of the after kernel's work means less of it is lock hold at full speed
     faster_core = m.build(key, {"lock_share": share, "smt_inflation": min(4.0, smt + 0.5)})
     assert faster_core["real_before_s"] <= lo["real_before_s"] * (1 + 1e-12)
+
+
+def test_sweep_with_bands_and_its_figure():
+    from mmcost.swap_alloc_lock_scaling import figure, predict_configs
+
+    fit = _fit(BUILDS)
+    sweep = predict_configs(fit, [(24, 384, 4), (64, 1024, 4), (96, 1536, 4)], n_samples=50, seed=1)
+    assert list(sweep["measured"]) == [True, False, True]
+    assert (sweep["real_before_s_lo"] <= sweep["real_before_s"]).all()
+    assert (sweep["real_before_s"] <= sweep["real_before_s_hi"]).all()
+    ax = figure(sweep, BUILDS).axes[0]
+    assert len(ax.lines) == 4  # before model, after, published before, published after
+    published = ax.lines[2].get_xydata()
+    assert sorted(published[:, 0]) == [24, 48, 96]  # the 16 MiB-per-job 4K configurations
+    with pytest.raises(ValueError, match="interval"):
+        predict_configs(fit, [(24, 384, 4)], interval=1.5)

@@ -157,7 +157,7 @@ def _fit_build_scaling(df: pd.DataFrame) -> list[Section]:
     """The cover letter's matrix fits BuildScalingModel; it predicts seed 003's make -j96 runs and each configuration."""
     import warnings
 
-    from .swap_alloc_lock_scaling import CONFIG, BuildScalingModel, predict_configs
+    from .swap_alloc_lock_scaling import CONFIG, BuildScalingModel, figure, predict_configs
 
     times = ["sys_time_s", "real_time_s"]
     seed = datasets.load("swap_alloc_locks")
@@ -188,7 +188,8 @@ def _fit_build_scaling(df: pd.DataFrame) -> list[Section]:
     return [Section("global si->lock across job counts (mmcost.swap_alloc_lock_scaling): matrix fit, seed 003 predicted",
                     "\n".join(lines)),
             Section("each configuration predicted from the other nine", str(all_fit) + "\n\n" + held_text),
-            Section("predicted real time at 16 MiB per job, 4K (best [90% band])", sweep_text)]
+            Section("predicted real time at 16 MiB per job, 4K (best [90% band])", sweep_text, figure(sweep, builds),
+                    "swap_alloc_locks_job_scaling.png")]
 
 
 def _fit_small_thp_swapout(df: pd.DataFrame) -> list[Section]:

@@ -205,3 +205,30 @@ def predict_configs(fit, keys, interval: float = 0.9, n_samples: int = 200, seed
             row.update({f"{name}": vals[0, j], f"{name}_lo": lo[j], f"{name}_hi": hi[j]})
         out.append(row)
     return pd.DataFrame(out)
+
+
+def figure(sweep: pd.DataFrame, measured: pd.DataFrame | None = None, *, folio_kb: int = 4):
+    """Real time against the job count: the before kernel predicted (90% band),
+    the after kernel measured or interpolated (``sweep`` from
+    :func:`predict_configs`), and the published points of ``measured`` (rows
+    with variant, metric, processes, memcg_mb, folio_kb) at the sweep's memory
+    per job."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 3.6), dpi=120)
+    ax = fig.add_subplot()
+    ax.fill_between(sweep["processes"], sweep["real_before_s_lo"], sweep["real_before_s_hi"], color="0.5", alpha=0.3)
+    ax.plot(sweep["processes"], sweep["real_before_s"], "-", color="0.4", label="before (model, 90% band)")
+    ax.plot(sweep["processes"], sweep["real_after_s"], "-", color="tab:blue", label="after (measured / interpolated)")
+    per_job = set((sweep["memcg_mb"] / sweep["processes"]).round(6))
+    if measured is not None:
+        pts = measured[(measured["folio_kb"] == folio_kb) & (measured["metric"] == "real_time_s")]
+        pts = pts[(pts["memcg_mb"] / pts["processes"]).round(6).isin(per_job)]
+        for v, mk in (("before", "ks"), ("after", "b^")):
+            q = pts[pts["variant"] == v]
+            ax.plot(q["processes"], q["value"], mk, label=f"{v} (published)")
+    ax.set_xlabel(f"make -j ({', '.join(f'{m:g}' for m in sorted(per_job))} MiB of memcg per job, {folio_kb}K)")
+    ax.set_ylabel("real time [s]")
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
