@@ -66,11 +66,15 @@ def _swap_alloc_locks_cover(df: pd.DataFrame) -> list[Section]:
     lock = df[df["experiment"] == "perf_lock_before_series"]
     lock = lock.pivot_table(index=["item", "call_site"], columns="metric", values="printed", aggfunc="first")
     c = df[df["experiment"] == "make_j96"].pivot_table(index="metric", columns="variant", values="value")
+    mb = df[(df["experiment"] == "swap_microbench_4g_zero") & df["item"].notna()]
+    mb = mb.groupby(["metric", "variant"])["value"].agg(["mean", "std", "count"]).unstack("variant")
     return [Section("make -jNR defconfig on tmpfs + ZRAM (12 runs each; change recomputed from the times)",
                     t.round(1).to_string()),
             Section("perf lock contention -ab sleep 3, make -j64 / 1G / 4K, before the series (top rows)",
                     lock.to_string()),
-            Section("hugepages-64kB/stats, make -j96 / 1152M / 64K", c[["before", "after"]].to_string())]
+            Section("hugepages-64kB/stats, make -j96 / 1152M / 64K", c[["before", "after"]].to_string()),
+            Section("one thread, 4G of zero memory on ZRAM (unit not printed; over the 9 listed runs)",
+                    mb.round(1).to_string())]
 
 
 def _swapcache_wb_tags(df: pd.DataFrame) -> list[Section]:
