@@ -132,6 +132,13 @@ def test_interpolation_reproduces_measured_points_and_refuses_to_extrapolate():
     assert 180.0 < mid["real_after_s"] < 221.0 and mid["real_before_s"] > mid["real_after_s"]
     with pytest.raises(ValueError, match="cannot interpolate"):
         m.with_interpolated((192, 3072, 4))
+    # the memcg axis at a fixed job count: -j96 between 768M and 1.5G (4K)
+    g = m.with_interpolated((96, 1024, 4)).build((96, 1024, 4))
+    ends = [m.build((96, 768, 4)), m.build((96, 1536, 4))]
+    assert ends[1]["real_after_s"] < g["real_after_s"] < ends[0]["real_after_s"]
+    assert ends[1]["real_before_s"] < g["real_before_s"] < ends[0]["real_before_s"]
+    with pytest.raises(ValueError, match="cannot interpolate"):
+        m.with_interpolated((96, 4096, 4))  # beyond the largest measured limit
     with pytest.raises(ValueError, match="no after-kernel measurement"):
         m.build((64, 1024, 4))
 

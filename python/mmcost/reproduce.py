@@ -183,17 +183,23 @@ def _fit_build_scaling(df: pd.DataFrame) -> list[Section]:
     err = 100 * (loo["predicted"] / loo["measured"] - 1)
     held = loo.assign(error_pct=err)[["folio_kb", "processes", "memcg_mb", "metric", "measured", "predicted", "error_pct"]]
     held_text = (held.round(1).to_string(index=False) + f"\nmedian |error| {err.abs().median():.1f}%, max {err.abs().max():.1f}%")
+    def sweep_lines(sweep):
+        return "\n".join(
+            f"-j{r.processes:<3} {r.memcg_mb:>5}M {r.folio_kb:>2}K {'measured' if r.measured else 'interp.':<9} "
+            f"after {r.real_after_s:6.1f} s, before {r.real_before_s:6.1f} [{r.real_before_s_lo:.1f}, "
+            f"{r.real_before_s_hi:.1f}] s, change {r.real_change_pct:+.1f}% [{r.real_change_pct_lo:+.1f}, "
+            f"{r.real_change_pct_hi:+.1f}], {r.spinning:.1f} CPUs spinning" for r in sweep.itertuples())
+
     sweep = predict_configs(all_fit, [(n, 16 * n, 4) for n in (24, 32, 48, 64, 80, 96)], n_samples=200, seed=3)
-    sweep_text = "\n".join(
-        f"-j{r.processes:<3} {r.memcg_mb:>5}M {'measured' if r.measured else 'interp.':<9} after {r.real_after_s:6.1f} s, "
-        f"before {r.real_before_s:6.1f} [{r.real_before_s_lo:.1f}, {r.real_before_s_hi:.1f}] s, "
-        f"change {r.real_change_pct:+.1f}% [{r.real_change_pct_lo:+.1f}, {r.real_change_pct_hi:+.1f}], "
-        f"{r.spinning:.1f} CPUs spinning" for r in sweep.itertuples())
+    limits = predict_configs(all_fit, [(96, m, 4) for m in (768, 1024, 1280, 1536)]
+                             + [(96, m, 64) for m in (1152, 1536, 2048)], n_samples=200, seed=5)
     return [Section("global si->lock across job counts (mmcost.swap_alloc_lock_scaling): matrix fit, seed 003 predicted",
                     "\n".join(lines)),
             Section("each configuration predicted from the other nine", str(all_fit) + "\n\n" + held_text),
-            Section("predicted real time at 16 MiB per job, 4K (best [90% band])", sweep_text, figure(sweep, builds),
-                    "swap_alloc_locks_job_scaling.png")]
+            Section("predicted real time at 16 MiB per job, 4K (best [90% band])", sweep_lines(sweep), figure(sweep, builds),
+                    "swap_alloc_locks_job_scaling.png"),
+            Section("predicted real time of make -j96 at other memcg limits (after kernel interpolated linearly: "
+                    "an upper bound between measured limits)", sweep_lines(limits))]
 
 
 def _fit_small_thp_swapout(df: pd.DataFrame) -> list[Section]:
