@@ -213,3 +213,20 @@ def test_single_thread_microbenchmark(metric):
     # run-to-run noise (Welch p < 0.05): the series also shortened the single-thread path a little
     assert abs(change) < 0.5
     assert stats.ttest_ind(runs["after"], runs["before"], equal_var=False).pvalue < 0.05
+
+
+def test_both_constants_are_needed_and_shared_by_4k_and_64k():
+    before = BUILDS[BUILDS["variant"] == "before"]
+    model = BuildScalingModel.from_data(BUILDS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # without the SMT term one constant cannot serve -j24/-j48 and -j96 together
+        no_smt = model.with_parameters(smt_inflation=dict(value=1.0, free=False)).fit(before)
+        loo = no_smt.loo(by=list(CONFIG))
+        assert no_smt.chi2 / no_smt.dof > 5 and (loo["predicted"] / loo["measured"] - 1).abs().max() > 0.25
+        # fitted separately, the two folio sizes agree on both constants (within 3 combined standard errors)
+        fits = {kb: model.fit(before[before["folio_kb"] == kb]) for kb in (4, 64)}
+    for name in ("lock_share", "smt_inflation"):
+        a, b = (fits[kb].params[name] for kb in (4, 64))
+        se = np.hypot(*(fits[kb].stderr[name] for kb in (4, 64)))
+        assert abs(a - b) < 3 * se, (name, a, b, se)
