@@ -230,3 +230,15 @@ def test_both_constants_are_needed_and_shared_by_4k_and_64k():
         a, b = (fits[kb].params[name] for kb in (4, 64))
         se = np.hypot(*(fits[kb].stderr[name] for kb in (4, 64)))
         assert abs(a - b) < 3 * se, (name, a, b, se)
+
+
+@pytest.mark.parametrize("key", [(24, 384, 4), (48, 768, 4), (96, 768, 4)])
+def test_des_agrees_with_mva_on_the_build(key):
+    # below, near and far past the lock's saturation: the C++ DES within its 99% CI (plus 0.5%) of exact MVA
+    m = _fit(BUILDS).model
+    exact = m.build(key)
+    sim = m.build(key, solver="simulated", ops=60_000, replications=6, seed=11, progress=False)
+    assert abs(sim["real_before_s"] - exact["real_before_s"]) <= sim["real_before_s_ci99"] + 0.005 * exact["real_before_s"]
+    assert sim["real_after_s"] == exact["real_after_s"]
+    with pytest.raises(ValueError, match="solver"):
+        m.build(key, solver="mcmc")

@@ -27,13 +27,14 @@ source is the after-series rows (avg wait 2.25-2.74 us, max 3.95-4.58 us).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from . import queueing
+from .locks import Critical, Dist, Lock, LockSystem, Work
 from .model import Model, Parameter, Prior
 
 PAGES = 1.0e6  # any page count: the results do not depend on it (homogeneity)
@@ -84,21 +85,34 @@ class SwapAllocLockModel(Model):
             lock_utilization=s["utilization"], type="spinlock", caller="si->lock (global)")])
 
 
-def global_lock(n: int, hold_s: float, other_s: float) -> dict:
-    """n job slots sharing one queued spinlock over a whole build (exact MVA).
+def global_lock(n: int, hold_s: float, other_s: float, solver: str = "analytic", **simulate_kwargs) -> dict:
+    """n job slots sharing one queued spinlock over a whole build.
 
     ``hold_s``: the lock's total hold time per build; ``other_s``: every other
-    second of job-slot time (work and idle). Both are split into the same
-    number of cycles (:data:`PAGES`), which cancels out. Returns the build's
-    total spin time ``wait_total_s``, its wall time ``real_s``, the lock's
-    utilisation, the utilisation an arriving CPU sees (``busy_seen``, the
-    arrival theorem: the utilisation with n - 1 CPUs) and the mean number of
-    CPUs spinning (``spinning``)."""
-    h, z = hold_s / PAGES, other_s / PAGES
-    df = queueing.mva([h], z, int(n), stations=["lock"])
-    top = df.iloc[-1]
-    wait_total = (top["residence_time_lock"] - h) * PAGES
-    real = PAGES / top["throughput"]
-    return dict(wait_total_s=wait_total, real_s=real, utilization=top["utilization_lock"],
-                busy_seen=df["utilization_lock"].iloc[-2] if n > 1 else 0.0,
-                spinning=top["queue_length_lock"] - top["utilization_lock"])
+    second of job-slot time (work and idle). The build is cut into cycles of
+    one exponential hold and one exponential stretch of other work
+    (:data:`PAGES` cycles; the count cancels out), and
+    :class:`mmcost.locks.LockSystem` solves it by exact
+    MVA (``solver="analytic"``) or its DES (``"simulated"``, keyword arguments
+    go to :meth:`~mmcost.locks.LockSystem.simulate`; adds ``real_s_ci99``).
+    Returns the build's total spin time ``wait_total_s``, its wall time
+    ``real_s``, the lock's utilisation, the share of acquisitions that find it
+    held (``busy_seen``) and the mean number of CPUs spinning (``spinning``)."""
+    if solver not in ("analytic", "simulated"):
+        raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
+    hold_s, other_s = float(hold_s), float(other_s)
+    if not (hold_s > 0 and other_s > 0 and math.isfinite(hold_s) and math.isfinite(other_s)):
+        raise ValueError(f"hold_s and other_s must be finite and > 0, got {hold_s!r}, {other_s!r}")
+    us = 1e6 / PAGES  # seconds per build -> microseconds per cycle
+    system = LockSystem(int(n), (Lock("si_lock"),), (Work(Dist.exponential(other_s * us)),
+                                                     Critical("si_lock", "si_lock", Dist.exponential(hold_s * us))))
+    res = system.analytic() if solver == "analytic" else system.simulate(**simulate_kwargs)
+    rate = res.system["throughput_per_s"]  # cycles per second
+    real = PAGES / rate
+    lock = res.locks.iloc[0]
+    spinning = lock["wait_total_us_per_s"] / 1e6  # CPU-us spun per us
+    out = dict(wait_total_s=spinning * real, real_s=real, utilization=float(lock["utilization"]),
+               busy_seen=float(lock["contended_pct"]) / 100, spinning=float(spinning))
+    if solver == "simulated":
+        out["real_s_ci99"] = real * res.system["throughput_per_s_ci99"] / rate
+    return out

@@ -115,9 +115,12 @@ class BuildScalingModel(Model):
         doubled = min(1.0, max(0.0, n - self.cores) / self.cores)
         return 1.0 + (smt_inflation - 1.0) * doubled
 
-    def build(self, key: tuple, p=None) -> dict:
+    def build(self, key: tuple, p=None, solver: str = "analytic", **simulate_kwargs) -> dict:
         """Both kernels for one configuration ``(processes, memcg_mb, folio_kb)``:
-        times, the lock's hold, utilisation and the CPUs spinning on it."""
+        times, the lock's hold, utilisation and the CPUs spinning on it.
+        ``solver="simulated"`` runs the lock on the DES instead of exact MVA
+        (keyword arguments go to :meth:`mmcost.locks.LockSystem.simulate`) and
+        adds ``real_before_s_ci99``."""
         p = {**self.values(), **(p or {})}
         table = {k: (s, r) for k, s, r in self.after}
         if tuple(key) not in table:
@@ -127,10 +130,12 @@ class BuildScalingModel(Model):
         sys_a, real_a = table[tuple(key)]
         slots = n * real_a
         hold = p["lock_share"] * sys_a / self.sigma(n, p["smt_inflation"])
-        g = global_lock(n, hold, slots - hold)
+        g = global_lock(n, hold, slots - hold, solver, **simulate_kwargs)
         out = dict(sys_after_s=sys_a, real_after_s=real_a, hold_s=hold, real_before_s=g["real_s"],
                    sys_before_s=sys_a + n * g["real_s"] - slots, utilization=g["utilization"],
                    spinning=g["spinning"], busy_seen=g["busy_seen"])
+        if "real_s_ci99" in g:
+            out["real_before_s_ci99"] = g["real_s_ci99"]
         return {k: float(x) for k, x in out.items()}
 
     def with_interpolated(self, key: tuple, p=None) -> BuildScalingModel:
