@@ -21,9 +21,11 @@ serialise on ``si->lock``. Per build:
 - ``sigma(N) = 1 + (smt_inflation - 1) * min(1, max(0, N - cores) / cores)``:
   the after kernel's system time per unit of work grows with the share of
   cores whose two SMT threads are both busy. The lock holder does not pay it:
-  its sibling is spinning in the qspinlock's ``cpu_relax()`` (x86 ``PAUSE``,
-  which hands the core's resources to the other thread; Intel 64 and IA-32
-  Optimization Reference Manual, "Spin-wait and idle loops");
+  its sibling is spinning in the qspinlock's wait loop
+  (``smp_cond_load_relaxed`` -> ``cpu_relax()``, x86 ``rep; nop`` = ``PAUSE``),
+  which leaves the core's shared resources to the other thread (Intel SDM
+  Vol. 3A, 8.10.2 "PAUSE" and 8.10.6.1 "Use the PAUSE instruction in
+  spin-wait loops");
 - N job slots contend for one FIFO lock (exact MVA,
   :func:`mmcost.swap_alloc_lock.global_lock`); everything else a slot does,
   idle included, is think time. Spinning is system time, so
