@@ -1,342 +1,560 @@
-"""Swap-out throughput: P processes writing anonymous memory into a memcg that must swap.
+"""Swap-out throughput: tasks writing anonymous memory into a memcg that must swap.
 
-The usemem / vm-scalability ``swap-w-seq`` workload: ``processes`` processes
-(one per CPU, single-threaded) each write ``bytes_per_process`` into a memcg
-of ``memcg_mb``; everything beyond the limit is reclaimed by the writers
-themselves (memcg direct reclaim: ``try_to_free_mem_cgroup_pages``) and
-written to the swap device. In steady state each process alternates faulting
-in new folios and reclaiming old ones, so the model's operation is *swap out
-one folio*, which costs:
+:class:`SwapModel` is the usemem / vm-scalability ``swap-w-seq`` workload as
+the kernel runs it, and a :class:`~mmcost.mechanism.Mechanism`: every field
+below is a fitted parameter, a fixed parameter with a prior, or a column of
+the user's frame (``SwapModel().fit(df)``, ``fit.predict(configs)``).
 
-- fault side, for the 1/s folios written per folio swapped (s = swapped share
-  of the bytes written): the fault (``do_anonymous_page`` / ``alloc_anon_folio``
-  for mTHP, ``do_huge_pmd_anonymous_page`` for 2M), zeroing, PTE installs;
-- reclaim side (``shrink_folio_list`` in mm/vmscan.c): LRU isolation under
-  the memcg's lruvec lock (one lock for all P processes: a contended
-  station), rmap walk and unmap (one entry per PTE; one PMD for a 2M THP) and
-  its TLB flush (:class:`mmcost.tlb.TlbModel`, batched per 32 folios; on
-  arm64 the broadcast TLBIs queue at the interconnect's DVM node, another
-  shared station), swap slot allocation under ``si->lock`` (per-CPU slot
-  cache refills of 64 slots for 4K, a contiguous scan per large folio:
-  ``get_swap_pages``), swap cache insert/remove, writeback to the device, and
-  free;
-- a large folio that cannot be swapped out whole (v6.6 for sizes below PMD:
-  ``add_to_swap`` refuses, ``split_folio_to_list`` splits it) pays the split
-  under the lruvec lock (``__split_huge_page``), the split's own unmap/remap
-  of every PTE with its TLB invalidations, and then the 4K path once per page.
+``processes`` processes of ``threads`` threads each (one mm per process)
+write ``bytes_per_process`` into a memcg of ``memcg_mb``; everything beyond
+the limit is reclaimed by the writers themselves (memcg direct reclaim:
+``try_charge_memcg`` -> ``try_to_free_mem_cgroup_pages``) and written to the
+swap device. In steady state each writer alternates faulting in new folios
+and reclaiming old ones, so the operation is *swap out one folio*:
 
-The P processes contend on the lock stations through
-:class:`mmcost.locks.LockSystem`: exact MVA (``analytic``) or the C++ DES
-(``simulate``), so contention is computed, not assumed. A shared device
-bandwidth (NVMe) is one more FIFO station. Times in microseconds.
+- fault side, for the 1/s folios written per folio swapped (s = swapped
+  share): the fault (``do_anonymous_page``, ``alloc_anon_folio`` for mTHP,
+  ``do_huge_pmd_anonymous_page`` for 2M), ``clear_page`` at one core's write
+  bandwidth, one PTE (or PMD) install and one first-touch page walk per
+  translation (a 2-D walk in a guest), and usemem's own store;
+- reclaim side (``shrink_folio_list``): the lruvec lock, the rmap walk and
+  unmap (one entry per PTE, one PMD for a 2M THP), and its TLB flush. A dirty
+  folio is flushed before ``pageout()`` (``try_to_unmap_flush_dirty``,
+  commit d950c9477d51, v4.3), so an anonymous folio being swapped out is
+  flushed alone, not once per 32-folio batch. The flush goes to the CPUs of
+  the *owner's* mm: the memcg's LRU mixes the pages of every process in it,
+  so a reclaimer mostly unmaps other processes' pages and IPIs the CPUs they
+  run on (x86; remote shootdowns, VM exits in a guest) or broadcasts TLBIs
+  that queue at the interconnect's DVM node and waits one DSB per flush
+  (arm64); swap slot allocation under ``si->lock`` (or per-cluster locks),
+  the swap cache, the device's CPU work (copy, compression, I/O submit), free;
+- a large folio the kernel cannot swap out whole (before v6.10 below PMD
+  size: ``add_to_swap`` fails, ``split_folio_to_list`` splits it) pays the
+  split under the lruvec lock, the split's unmap/remap of every PTE with one
+  flush, then the 4K path per page; ``contiguous_failure`` of the others
+  fail their contiguous slot allocation and split after the failed scan.
+
+The writers contend at the shared stations (lruvec lock, ``si->lock``, the
+swap cache tree lock where it was one, the arm64 DVM node, a block device,
+DRAM bandwidth) through :class:`mmcost.locks.LockSystem`: exact MVA
+(``solve()``) or the C++ DES (``solve("simulated")``). At most ``cpus``
+writers run at once (a spinlock holder is not preempted), so more tasks than
+CPUs time-share the CPUs. Times in microseconds.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from typing import ClassVar
 
+import numpy as np
+import pandas as pd
+
+from . import cpu_models
 from . import _validate as v
 from .locks import Critical, Dist, Lock, LockSystem, Work
-from .tlb import Arch, Policy, TlbCosts, TlbModel
+from .mechanism import Mechanism, Quantity, Result, knob
+from .model import Prior
+from .swap_devices import BLOCK, COMPRESSED, COMPRESSORS, DEVICES, RAM_DISKS, compress_us_per_page, decompress_us_per_page
 
 PAGE_KB = 4
 PMD_KB = 2048
-#: folios per shrink_folio_list call (SWAP_CLUSTER_MAX) and per TLB flush
+#: folios per shrink_folio_list call (SWAP_CLUSTER_MAX, include/linux/swap.h)
 RECLAIM_BATCH = 32
 #: swap slots taken under si->lock per per-CPU cache refill (SWAP_SLOTS_CACHE_SIZE, mm/swap_slots.c)
 SLOT_CACHE_BATCH = 64
 
+_G = cpu_models.GENERIC_CYCLES
+_AT = "at the preset's clock (mmcost.cpu_models)"
 
-@dataclass(frozen=True)
-class SwapDevice:
-    """Where swapped pages go. ``brd``/``pmem``: a RAM disk, the CPU copies each
-    page (``copy_us_per_page``). ``zram``: the CPU compresses then stores
-    (``compress_us_per_page`` + ``copy_us_per_page``). ``nvme``: DMA, so the
-    CPU only submits; the device serves all CPUs at ``bandwidth_mib_s`` and
-    ``queue_depth`` I/Os of ``latency_us`` in flight (a FIFO station whose
-    service per folio is the larger of size / bandwidth and latency / depth:
-    Little's law)."""
 
-    kind: str = "brd"
-    copy_us_per_page: float = 0.0
-    compress_us_per_page: float = 0.0
-    bandwidth_mib_s: float = math.inf
-    latency_us: float = 0.0
-    queue_depth: int = 1
+def _cyc(name: str, width: float = 0.5) -> tuple:
+    return _G[name][1] + f"; {_G[name][0]:g} cycles {_AT}", width
 
-    def __post_init__(self):
-        if self.kind not in ("brd", "pmem", "zram", "nvme"):
-            raise ValueError(f"device.kind must be brd, pmem, zram or nvme, got {self.kind!r}")
-        v.scalar("device.copy_us_per_page", self.copy_us_per_page)
-        v.scalar("device.compress_us_per_page", self.compress_us_per_page)
-        bw = self.bandwidth_mib_s
-        if isinstance(bw, bool) or not isinstance(bw, (int, float)) or math.isnan(bw) or bw <= 0:
-            raise ValueError(f"device.bandwidth_mib_s must be > 0 (inf: not a bottleneck), got {bw!r}")
-        v.scalar("device.latency_us", self.latency_us)
-        v.count("device.queue_depth", self.queue_depth)
 
-    def cpu_us(self, pages: int) -> float:
-        """CPU time of the writer for one folio of ``pages`` pages."""
-        if self.kind == "nvme":
-            return 0.0
-        return pages * (self.copy_us_per_page + (self.compress_us_per_page if self.kind == "zram" else 0.0))
+def _rel(source: str, width: float = 0.5) -> tuple:
+    return source, width
 
-    def station_us(self, pages: int) -> float:
-        """Service time of the shared device station per folio (0: none)."""
-        if self.kind != "nvme":
-            return 0.0
-        transfer = pages * PAGE_KB / 1024 / self.bandwidth_mib_s * 1e6 if math.isfinite(self.bandwidth_mib_s) else 0.0
-        return max(transfer, self.latency_us / self.queue_depth)
+
+#: relative priors of the table-derived costs: (source, relative width); the value is the table's
+RELATIVE_PRIORS = {
+    "invlpg_us": _cyc("invlpg"), "full_flush_us": _cyc("full_flush"), "ipi_send_us": _cyc("ipi_send"),
+    "irq_us": _cyc("ipi_receive"), "walk_ns": _cyc("walk"), "tlbi_us": _cyc("tlbi"), "dsb_us": _cyc("dsb"),
+    "core_write_gb_s": _rel(cpu_models.CORE_WRITE_SOURCE, 0.4),
+    "mem_bw_gb_s": _rel("the preset's peak DRAM bandwidth (channels x MT/s x 8 B); sustained write "
+                        "bandwidth is 60-80% of peak", 0.25),
+    "compress_us_per_page": _rel("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the "
+                                 "preset's clock", 0.5),
+    "decompress_us_per_page": _rel("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the "
+                                   "preset's clock", 0.5),
+    "compression_ratio": _rel("lzbench's Silesia ratio for the compressor; a workload's own data differs", 0.5),
+}
 
 
 @dataclass(frozen=True)
-class SwapCosts:
-    """Per-operation CPU costs (microseconds). Which are fitted and which carry
-    priors is the fitting model's business (:mod:`mmcost.small_thp_swapout`)."""
+class SwapModel(Mechanism):
+    """One swap-out configuration (see the module docstring). Fields named
+    like the kernel thing they are; ``None`` means "from the table": the
+    ``kernel`` for switches, ``cpu_model`` for primitive costs and
+    bandwidths, ``compressor`` for compression costs and ratio."""
 
-    fault_us: float = 1.0          # per folio faulted: exception, allocation, memcg charge
-    zero_us_per_page: float = 1.0  # clear_page per 4 KiB
-    pte_us: float = 0.05           # per PTE set, cleared or walked
-    reclaim_us: float = 2.0        # per folio reclaimed: isolation bookkeeping, folio_referenced, free
-    lru_hold_us: float = 0.3       # per folio under the lruvec lock (isolate + putback share)
-    slot_hold_us: float = 0.2      # si->lock per allocation (a refill of the per-CPU cache, or one large folio)
-    swapcache_us: float = 0.5      # per folio swap cache insert + delete, half each (tree lock / xa_lock hold)
-    tag_hold_us: float = 0.25      # per folio and writeback-tag site (set at writeback, clear at completion)
-    split_us_per_page: float = 0.5  # per subpage of a split (__split_huge_page_tail, under the lruvec lock)
+    name: str = "swap"
+    # --- workload --------------------------------------------------------------------------------
+    processes: int = knob(1, unit="count", doc="writer processes, each with its own mm")
+    threads: int = knob(1, unit="count", doc="writer threads per process (sharing its mm)")
+    cpus: int | None = knob(None, kind="int", unit="count", doc="CPUs (vCPUs) the writers run on; None: one each")
+    bytes_per_process: float = knob(float(2**30), unit="bytes", lower=4096.0, upper=2.0**50,
+                                    doc="bytes each process writes (split among its threads)")
+    memcg_mb: float | None = knob(512.0, kind="float", unit="MiB", lower=1.0, upper=2.0**30,
+                                  doc="memcg limit; None: no memcg (give swapped_share)")
+    swapped_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
+                                       doc="share of written bytes swapped out; None: from memcg_mb")
+    folio_kb: int = knob(4, unit="KiB", doc="folio size faults ask for (the one hugepages-<size>kB enabled)")
+    madvise: bool = knob(False, doc="MADV_HUGEPAGE: large-folio faults may reclaim, so they never fall back")
+    large_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
+                                     doc="share of bytes faulted as folio_kb (the rest 4K); None: the fallback rule")
+    fault_reclaim_pages: float = knob(
+        32.0, unit="pages", lower=1.0, upper=1e6,
+        prior=Prior(32.0, 16.0, "try_charge_memcg reclaims max(nr_pages, SWAP_CLUSTER_MAX = 32) pages per "
+                                "charge that hits the limit (mm/memcontrol.c); overshoot makes it larger"),
+        doc="headroom one order-0 charge's reclaim leaves for the large-folio faults after it")
+    contiguous_failure: float = knob(0.0, unit="1", upper=1.0,
+                                     doc="share of large folios failing contiguous slot allocation (swpout_fallback)")
+    # --- swap device -------------------------------------------------------------------------------
+    swap_device: str = knob("zram", choices=DEVICES, doc="brd, pmem, zram, zswap, nvme or ssd")
+    compressor: str = knob("lzo-rle", choices=tuple(COMPRESSORS), doc="zram comp_algorithm / zswap compressor")
+    compression_ratio: float | None = knob(None, kind="float", unit="1", lower=1.0, upper=1e4,
+                                           doc="original / compressed size; None: the compressor's typical")
+    zswap_writeback_share: float = knob(0.0, unit="1", upper=1.0,
+                                        doc="zswap: share of stored pages written back to the backing device")
+    bandwidth_mib_s: float = knob(3000.0, unit="MiB/s", lower=1e-3, upper=1e7,
+                                  prior=Prior(3000.0, 1500.0, "PCIe 4.0 x4 NVMe SSD sequential write: 2-5 GB/s"),
+                                  doc="block device (nvme/ssd, zswap backing) write bandwidth")
+    latency_us: float = knob(20.0, unit="us", upper=1e6,
+                             prior=Prior(20.0, 10.0, "NVMe flash write to the drive's DRAM cache: ~10-30 us"),
+                             doc="block device write latency")
+    queue_depth: int = knob(32, unit="count", doc="block device I/Os in flight")
+    # --- machine ---------------------------------------------------------------------------------
+    cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS),
+                                 doc="CPU preset (mmcost.cpu_models); None: generic for the arch")
+    arch: str | None = knob(None, kind="str", choices=("x86", "arm64"), doc="None: the cpu_model's")
+    virtualized: bool = knob(False, doc="a KVM guest: IPIs exit to the host, page walks are 2-D")
+    kernel: str = knob("6.18", doc="kernel version: selects every switch left None (mmcost.kernel)")
+    # --- kernel switches (None: from the kernel) ---------------------------------------------------
+    slot_cache: bool | None = knob(None, kind="bool", kernel=True, doc="per-CPU swap slot cache (v4.11-v6.14)")
+    swap_alloc_lock: str | None = knob(None, kind="str", kernel=True, choices=("si_lock", "per_cluster"),
+                                       doc="swap allocation under si->lock or per-cluster locks (v6.14)")
+    slot_lock_partitions: int | None = knob(None, kind="int", doc="allocation locks; None: 1, or cpus per-cluster")
+    swapcache_lock_partitions: int | None = knob(None, kind="int", kernel=True,
+                                                 doc="contended swap cache tree locks (0: not contended, v4.10)")
+    writeback_tags: bool | None = knob(None, kind="bool", kernel=True, doc="radix-tree writeback tags (before v4.9)")
+    swap_whole_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="mTHP below PMD size swapped out whole")
+    swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.13)")
+    anon_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="anonymous mTHP faults exist (v6.8)")
+    flush_dirty_before_pageout: bool | None = knob(None, kind="bool", kernel=True,
+                                                   doc="try_to_unmap_flush_dirty before pageout (v4.3)")
+    batched_unmap_flush: bool | None = knob(None, kind="bool", kernel=True,
+                                            doc="deferred, batched unmap flush (x86 v4.3, arm64 v6.5)")
+    mm_cpus: int | None = knob(None, kind="int", doc="CPUs in each mm's cpumask; None: min(threads, cpus)")
+    # --- costs ---------------------------------------------------------------------------------
+    fault_us: float = knob(1.5, unit="us", lower=0.01, upper=100.0,
+                           prior=Prior(1.5, 0.75, "will-it-scale page_fault1: one anonymous fault (entry, allocation, "
+                                                  "memcg charge, rmap) costs 1-2 us on a server core"),
+                           doc="per fault, besides zeroing and PTEs")
+    user_us_per_page: float = knob(0.1, unit="us", upper=10.0,
+                                   prior=Prior(0.1, 0.05, "usemem's store loop over a just-zeroed, cache-hot 4 KiB "
+                                                          "page: 16-32 B per cycle at 2.5-3 GHz"),
+                                   doc="user time writing one page")
+    core_write_gb_s: float | None = knob(None, kind="float", unit="GB/s", lower=0.05, upper=500.0,
+                                         doc="one core's streaming write bandwidth (clear_page, memcpy)")
+    mem_bw_gb_s: float | None = knob(None, kind="float", unit="GB/s", lower=0.1, upper=1e5,
+                                     doc="DRAM bandwidth shared by all writers (a station)")
+    pte_us: float = knob(0.05, unit="us", upper=5.0,
+                         prior=Prior(0.05, 0.03, "one PTE update with its rmap and counter work: tens of ns"),
+                         doc="per PTE set, cleared or walked")
+    reclaim_us: float = knob(3.0, unit="us", lower=0.01, upper=1000.0,
+                             prior=Prior(3.0, 1.5, "shrink_folio_list per folio without I/O (folio_referenced + "
+                                                   "try_to_unmap rmap walks, add_to_swap, __remove_mapping, free)"),
+                             doc="per folio reclaimed, outside any lock")
+    lru_hold_us: float = knob(0.1, unit="us", upper=100.0,
+                              prior=Prior(0.1, 0.05, "isolate_lru_folios / move_folios_to_lru: list and counter "
+                                                     "updates, ~0.1 us per folio under the lruvec lock"),
+                              doc="per folio under the memcg's lruvec lock")
+    slot_hold_us: float = knob(0.5, unit="us", upper=100.0,
+                               prior=Prior(0.5, 0.25, "scan_swap_map_slots / cluster_alloc_swap_entry for one "
+                                                      "allocation: a few hundred ns of bitmap and counter work"),
+                               doc="per allocation under si->lock (a cache refill, one page, or one large folio)")
+    swapcache_us: float = knob(0.5, unit="us", upper=50.0,
+                               prior=Prior(0.5, 0.25, "__add_to_swap_cache + __remove_mapping: one tree or xarray "
+                                                      "insert and delete, a few hundred ns each"),
+                               doc="per folio swap cache insert + delete (half each)")
+    tag_hold_us: float = knob(0.25, unit="us", upper=50.0,
+                              prior=Prior(0.25, 0.15, "one radix_tree_tag_set/clear walk under tree_lock"),
+                              doc="per folio and writeback-tag site")
+    split_us_per_page: float = knob(0.5, unit="us", upper=100.0,
+                                    prior=Prior(0.5, 0.25, "__split_huge_page_tail per subpage: flags, refcount, "
+                                                           "mapping and LRU link of one struct page"),
+                                    doc="per subpage of a split folio, under the lruvec lock")
+    compress_us_per_page: float | None = knob(None, kind="float", unit="us", upper=1e4,
+                                              doc="compression of one page; None: the compressor's")
+    decompress_us_per_page: float | None = knob(None, kind="float", unit="us", upper=1e4,
+                                                doc="decompression (zswap writeback); None: the compressor's")
+    io_submit_us: float = knob(3.0, unit="us", upper=1000.0,
+                               prior=Prior(3.0, 1.5, "swap_writepage -> submit_bio -> nvme_queue_rq and its "
+                                                     "completion interrupt: a few us of CPU per I/O"),
+                               doc="CPU per block I/O (one per folio)")
+    invlpg_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one INVLPG")
+    full_flush_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="a local full flush")
+    ipi_send_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="flush IPI per target, sender")
+    irq_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="flush IPI handling on a target")
+    walk_ns: float | None = knob(None, kind="float", unit="ns", upper=1e5, doc="one native page walk")
+    refill_pages_per_full_flush: float = knob(
+        8.0, unit="pages", upper=1e6,
+        prior=Prior(8.0, 6.0, "usemem's loop between faults touches its code, stack and data pointers: a handful "
+                              "of 4K translations, each one walk after a full flush (mmcost.tlb.refill_misses, "
+                              "working set << TLB)"),
+        doc="translations re-walked after a full flush")
+    nested_walk_factor: float = knob(3.0, unit="1", lower=1.0, upper=20.0,
+                                     prior=Prior(3.0, 1.0, "Bhargava et al., ASPLOS 2008: a 2-D walk makes up to 24 "
+                                                           "references instead of 4, cut by page-walk caches"),
+                                     doc="page-walk cost in a guest over native")
+    vm_exit_factor: float = knob(3.0, unit="1", lower=1.0, upper=100.0,
+                                 prior=Prior(3.0, 1.5, "Agesen et al., USENIX ATC 2012: an ICR write exits and the "
+                                                       "interrupt is injected on entry; Ouyang & Lange, VEE 2016"),
+                                 doc="IPI cost in a guest over native")
+    tlbi_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one broadcast TLBI at the DVM node")
+    dsb_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one DSB ISH wait (arm64)")
 
+    METRICS: ClassVar = ("usemem_throughput_kib_s", "swapout_kib_s", "vm_scalability_throughput_kib_s",
+                         "sys_time_s", "real_time_s", "tlb_shootdowns_per_swapped_page", "cycles_share_pct",
+                         "large_fault_share_pct")
+    FREE: ClassVar = ("reclaim_us", "core_write_gb_s")
+
+    # --- configuration ---------------------------------------------------------------------------
     def check(self) -> None:
-        for name in self.__dataclass_fields__:
-            v.scalar(f"costs.{name}", getattr(self, name))
-
-
-@dataclass(frozen=True)
-class SwapModel:
-    """One configuration. ``folio_kb``: the folio size faults ask for;
-    ``large_share``: the share of those faults that got it (the rest fell back
-    to 4K: ``anon_fault_fallback``; see :func:`large_fault_share`).
-    Kernel versions are mechanism switches: ``split_small_thp`` (v6.6 splits
-    large folios below PMD size before swap-out; False swaps them out whole,
-    Ryan Roberts' series), ``contiguous_failure``, ``slot_cache``,
-    ``slot_lock_partitions``, ``swapcache_lock_partitions`` and
-    ``writeback_tags`` (documented where they are declared)."""
-
-    processes: int = 70
-    bytes_per_process: float = 2**30
-    memcg_mb: float = 40 * 1024
-    folio_kb: int = 4
-    large_share: float = 1.0
-    split_small_thp: bool = True
-    #: share of large folios whose contiguous swap-slot allocation fails, so they split after all
-    contiguous_failure: float = 0.0
-    #: per-CPU swap slot cache (mm/swap_slots.c, v4.11 commit 67afa38e0): si->lock once per 64 slots
-    #: for 4K folios; False (v4.8): once per page
-    slot_cache: bool = True
-    #: si->lock (1) or that many per-cluster locks, picked at random (the v6.13 allocator rework)
-    slot_lock_partitions: int = 1
-    #: swap cache locking: 0 = uncontended (64 MiB address spaces since v4.10, commit 4b3ef9daa4fc);
-    #: K >= 1 = a contended tree lock in K partitions (v4.8: one per swap device)
-    swapcache_lock_partitions: int = 0
-    #: v4.8 swap cache: set/clear PAGECACHE_TAG_WRITEBACK under the tree lock (seed 004's patch removes it)
-    writeback_tags: bool = False
-    device: SwapDevice = field(default_factory=SwapDevice)
-    arch: Arch = Arch.ARM64
-    costs: SwapCosts = field(default_factory=SwapCosts)
-    tlb_costs: TlbCosts = field(default_factory=TlbCosts)
-
-    def __post_init__(self):
         v.count("processes", self.processes)
-        v.scalar("bytes_per_process", self.bytes_per_process, positive=True)
-        v.scalar("memcg_mb", self.memcg_mb, positive=True)
+        v.count("threads", self.threads)
+        if self.cpus is not None:
+            v.count("cpus", self.cpus)
         kb = v.count("folio_kb", self.folio_kb, minimum=PAGE_KB)
         if kb % PAGE_KB or (kb // PAGE_KB) & (kb // PAGE_KB - 1) or kb > PMD_KB:
             raise ValueError(f"folio_kb must be 4 KiB times a power of two, at most {PMD_KB}, got {kb}")
-        for name in ("large_share", "contiguous_failure"):
-            if v.scalar(name, getattr(self, name)) > 1:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.memcg_mb * 2**20 >= self.processes * self.bytes_per_process:
+        v.count("queue_depth", self.queue_depth)
+        for name in ("slot_lock_partitions", "mm_cpus"):
+            if self.get(name) is not None:
+                v.count(name, self.get(name))
+        if self.swapcache_lock_partitions is not None:
+            v.count("swapcache_lock_partitions", self.swapcache_lock_partitions, minimum=0)
+        if self.swapped_share is None:
+            if self.memcg_mb is None:
+                raise ValueError("memcg_mb: give a memcg limit or swapped_share (the share of written bytes swapped)")
+            self._swapped_share()  # raises naming memcg_mb when nothing would swap
+        elif self.swapped_share <= 0:
+            raise ValueError(f"swapped_share must be > 0 (nothing would swap), got {self.swapped_share}")
+        from .kernel import parse_version
+
+        parse_version(self.kernel)
+
+    def table_values(self) -> dict:
+        cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch or "x86")
+        out = dict(cpu.costs())
+        out["arch"] = cpu.arch if self.cpu_model else (self.arch or "x86")
+        out["compress_us_per_page"] = compress_us_per_page(self.compressor, cpu.clock_ghz)
+        out["decompress_us_per_page"] = decompress_us_per_page(self.compressor, cpu.clock_ghz)
+        out["compression_ratio"] = COMPRESSORS[self.compressor][2]
+        return out
+
+    @property
+    def PRIORS(self) -> dict:  # noqa: N802 - the Mechanism hook
+        t = self.table_values()
+        return {k: Prior(t[k], w * t[k], src) for k, (src, w) in RELATIVE_PRIORS.items() if t.get(k)}
+
+    @property
+    def writers(self) -> int:
+        return self.processes * self.threads
+
+    @property
+    def running(self) -> int:
+        """Writers on a CPU at once (the closed network's population)."""
+        return min(self.writers, self.cpus or self.writers)
+
+    @property
+    def written_bytes(self) -> float:
+        return self.processes * self.bytes_per_process
+
+    def _swapped_share(self) -> float:
+        """Share of written bytes swapped out. With zswap the compressed pool is
+        charged to the memcg too (``obj_cgroup_charge_zswap``): a limit L
+        holding resident R and the pool of what stays in it, (W - R)(1 - w)/c,
+        gives R = (L - W(1-w)/c) / (1 - (1-w)/c)."""
+        if self.swapped_share is not None:
+            return float(self.swapped_share)
+        w_bytes, limit = self.written_bytes, self.memcg_mb * 2**20
+        resident = limit
+        if self.swap_device == "zswap":
+            kept = (1.0 - self.zswap_writeback_share) / self.compression_ratio
+            resident = (limit - w_bytes * kept) / (1.0 - kept)
+            if resident <= 0:
+                raise ValueError(f"memcg_mb: the zswap pool alone ({w_bytes * kept / 2**20:.0f} MiB) exceeds the "
+                                 f"limit ({self.memcg_mb:g} MiB); raise zswap_writeback_share")
+        share = 1.0 - resident / w_bytes
+        if share <= 0:
             raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
-                             f"({self.processes * self.bytes_per_process / 2**20:g} MiB): nothing would swap")
-        for name in ("split_small_thp", "slot_cache", "writeback_tags"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
-        v.count("slot_lock_partitions", self.slot_lock_partitions)
-        v.count("swapcache_lock_partitions", self.swapcache_lock_partitions, minimum=0)
-        if not isinstance(self.device, SwapDevice):
-            raise TypeError(f"device must be a SwapDevice, got {type(self.device).__name__}")
-        try:
-            object.__setattr__(self, "arch", Arch(self.arch))
-        except ValueError:
-            raise ValueError(f"arch must be one of {[a.value for a in Arch]}, got {self.arch!r}") from None
-        if not isinstance(self.costs, SwapCosts):
-            raise TypeError(f"costs must be a SwapCosts, got {type(self.costs).__name__}")
-        self.costs.check()
-        self.tlb_costs.check()
+                             f"({w_bytes / 2**20:g} MiB): nothing would swap")
+        return share
 
-    def replace(self, **changes) -> SwapModel:
-        return replace(self, **changes)
+    def large_fault_share(self) -> float:
+        """Share of written bytes that were faulted as ``folio_kb`` folios.
 
-    @property
-    def swapped_share(self) -> float:
-        """Share of the bytes written that must be swapped out (all beyond the limit)."""
-        return 1.0 - self.memcg_mb * 2**20 / (self.processes * self.bytes_per_process)
+        A large-folio fault charges the memcg with a gfp mask that cannot
+        reclaim unless the VMA is madvised (``vma_thp_gfp_mask``): at the limit
+        the charge fails and the fault falls back to order 0
+        (``anon_fault_fallback_charge``), after which the range is filled with
+        4K pages. The 4K faults' charges do reclaim, ``fault_reclaim_pages`` at a
+        time, and the headroom each leaves is what the next large faults use:
+        a folio of n pages succeeds while n fits, so a share ~ 1 - n / R of the
+        bytes after the limit is first reached, and every fault before it."""
+        if self.large_share is not None:
+            return float(self.large_share)
+        if self.folio_kb == PAGE_KB or self.madvise:
+            return 1.0
+        if self.memcg_mb is None:
+            return 1.0
+        before = min(1.0, self.memcg_mb * 2**20 / self.written_bytes)
+        steady = max(0.0, 1.0 - (self.folio_kb // PAGE_KB) / self.fault_reclaim_pages)
+        return before + (1.0 - before) * steady
 
-    # --- the operation: swap out one folio ---------------------------------------------------
-    def _tlb_us(self, entries: int) -> float:
-        """The writer's own CPU time for reclaim's TLB flush of a folio of
-        ``entries`` entries (:class:`~mmcost.tlb.TlbModel`, batched per 32
-        folios): usemem's mm runs on one CPU, so x86 flushes locally (no IPI);
-        on arm64 the writer waits one DSB per call, while the broadcast TLBIs
-        themselves are served by the interconnect (:attr:`tlbi_station`)."""
-        costs = replace(self.tlb_costs, tlbi_us=0.0) if self.arch is Arch.ARM64 else self.tlb_costs
-        tm = TlbModel(cpus=1, arch=self.arch, policy=Policy.BATCHED, reclaim_unmap_rate_per_s=1.0,
-                      batch_folios=RECLAIM_BATCH, entries_per_folio=entries, costs=costs, streams=())
-        return tm.analytic().overhead * 1e6  # CPU-s per s at one folio per s = us per folio
+    # --- the operation: swap out one folio -----------------------------------------------------------
+    def _targets(self, folios: float) -> float:
+        """Expected remote CPUs of one flush covering ``folios`` folios: the
+        union of the owners' cpumasks, minus the reclaimer's CPU. The memcg's
+        LRU holds every process's pages in fault order, so each folio belongs
+        to a uniformly drawn process."""
+        cpus = self.cpus or self.writers
+        mm = self.mm_cpus or min(self.threads, cpus)
+        p = self.processes
+        hit = 1.0 - (1.0 - 1.0 / p) ** folios  # a given mm owns at least one folio of the flush
+        return min(cpus - 1, (mm - 1) * hit + (p - 1) * mm * hit)
 
-    @property
-    def tlbi_station(self) -> bool:
-        """arm64: a broadcast TLBI is a DVM operation, and the interconnect
-        serialises them (Arm CoreLink CMN-600 TRM: one DVM node per mesh
-        handles every DVM message), so all CPUs' TLBIs queue at one FIFO
-        station of ``tlb_costs.tlbi_us`` each: contention, computed."""
-        return self.arch is Arch.ARM64
+    def _flush(self, entries: int, folios: float, batched: bool) -> dict:
+        """One flush round for ``entries`` unmapped translations of ``folios``
+        folios: the sender's CPU time, the targets' CPU time, shootdowns,
+        broadcast TLBIs (arm64). x86 ``arch_tlbbatch_flush`` is a full flush;
+        an unbatched flush (``ptep_clear_flush``) INVLPGs up to the ceiling."""
+        vm = self.vm_exit_factor if self.virtualized else 1.0
+        walk_us = self.walk_ns * 1e-3 * (self.nested_walk_factor if self.virtualized else 1.0)
+        refill = self.refill_pages_per_full_flush * walk_us
+        if self.arch == "arm64":
+            return dict(sender=self.dsb_us, targets=0.0, shootdowns=0.0, tlbis=float(entries))
+        full = batched or entries > 33  # tlb_single_page_flush_ceiling
+        local = self.full_flush_us + refill if full else entries * self.invlpg_us
+        t = self._targets(folios)
+        sender = local + (t * self.ipi_send_us + (self.irq_us if t > 0 else 0.0)) * vm
+        return dict(sender=sender, targets=t * (self.irq_us * vm + local), shootdowns=t, tlbis=0.0)
 
-    def _folio_stages(self, kb: int) -> dict[str, float]:
-        """Per folio of ``kb`` KiB swapped out: ``fault`` (work per folio
-        written), ``work`` (the rest of the writer's own time), the holds at
-        each shared station (``lru``, ``slot``, the swap-cache sites) and
-        ``tlbis`` (broadcast TLB invalidations). A large folio the kernel would
-        swap out whole still splits when its contiguous slot allocation fails
-        (``contiguous_failure``: ``thp_swpout_fallback`` / ``swpout_fallback``),
-        after paying the failed scan."""
+    def _zero_us(self, pages: float) -> float:
+        return pages * 4.096 / self.core_write_gb_s
+
+    def _device(self, pages: int) -> tuple[float, float, float]:
+        """(writer CPU us, block-device station us, DRAM bytes) per I/O of ``pages`` pages."""
+        dev, kib = self.swap_device, pages * PAGE_KB
+        io = max(kib / 1024 / self.bandwidth_mib_s * 1e6, self.latency_us / self.queue_depth)
+        if dev in RAM_DISKS:  # memcpy: read 4 KiB, write 4 KiB
+            return 2 * self._zero_us(pages), 0.0, 8192.0 * pages
+        if dev in COMPRESSED:
+            store = self._zero_us(pages) / self.compression_ratio
+            cpu = pages * self.compress_us_per_page + store
+            dram = 4096.0 * pages * (1 + 1 / self.compression_ratio)
+            if dev == "zswap" and self.zswap_writeback_share > 0:
+                w = self.zswap_writeback_share
+                cpu += w * (pages * self.decompress_us_per_page + self.io_submit_us)
+                return cpu, w * io, dram + w * 8192.0 * pages
+            return cpu, 0.0, dram
+        return self.io_submit_us, io, 4096.0 * pages  # nvme/ssd: DMA reads the page
+
+    def _whole(self, kb: int) -> bool:
+        if kb == PAGE_KB:
+            return True
+        if kb == PMD_KB:
+            return bool(self.switch("swap_whole_pmd_thp"))
+        return bool(self.switch("swap_whole_mthp"))
+
+    def _stages(self, kb: int) -> dict[str, float]:
+        """Per folio of ``kb`` KiB swapped out: ``fault`` (per folio written),
+        ``work`` (the rest of the writers' CPU time, targets' included), the
+        holds at each station, ``tlbis``, ``dram`` bytes and ``shootdowns``."""
         pages = kb // PAGE_KB
-        if pages == 1 or (self.split_small_thp and kb < PMD_KB):
-            return self._path(kb, whole=pages == 1)
-        f = self.contiguous_failure
-        whole = self._path(kb, whole=True)
-        if f == 0:
-            return whole
-        split = self._path(kb, whole=False)
-        split["slot"] += self.costs.slot_hold_us  # the failed contiguous scan
-        return {k: (1 - f) * whole[k] + f * split[k] for k in whole}
+        if self._whole(kb):
+            whole = self._path(kb, whole=True)
+            f = self.contiguous_failure if pages > 1 else 0.0
+            if f == 0:
+                return whole
+            split = self._path(kb, whole=False)
+            split["slot"] += self.slot_hold_us  # the failed contiguous scan
+            return {k: (1 - f) * whole[k] + f * split[k] for k in whole}
+        return self._path(kb, whole=False)
 
     def _path(self, kb: int, whole: bool) -> dict[str, float]:
-        """:meth:`_folio_stages` for one path: the folio whole, or split to 4K."""
-        c, pages = self.costs, kb // PAGE_KB
+        pages = kb // PAGE_KB
         entries = 1 if kb == PMD_KB else pages  # a 2M THP is one PMD; smaller folios are PTE-mapped
-        units = 1 if whole else pages  # swap-cache entries, slot allocations, writebacks
-        # one contiguous scan per whole large folio; per 4K slot otherwise (amortised by the per-CPU cache)
-        per_slot = c.slot_hold_us / SLOT_CACHE_BATCH if self.slot_cache else c.slot_hold_us
-        slot = c.slot_hold_us if (whole and pages > 1) else per_slot * pages
-        d = {"fault": c.fault_us + pages * c.zero_us_per_page + entries * c.pte_us, "lru": c.lru_hold_us, "slot": slot,
-             "cache_insert": units * c.swapcache_us / 2, "cache_delete": units * c.swapcache_us / 2,
-             "tags": units * c.tag_hold_us if self.writeback_tags else 0.0}
+        walk_us = self.walk_ns * 1e-3 * (self.nested_walk_factor if self.virtualized else 1.0)
+        per_folio_flush = bool(self.switch("flush_dirty_before_pageout"))
+        batched = bool(self.switch("batched_unmap_flush"))
+        slot_cache = bool(self.switch("slot_cache"))
+        per_slot = self.slot_hold_us / SLOT_CACHE_BATCH if slot_cache else self.slot_hold_us
+        units = 1 if whole else pages  # swap-cache entries, slot allocations, I/Os
+        d = {"fault": self.fault_us + self._zero_us(pages) + pages * self.user_us_per_page
+                      + entries * (self.pte_us + walk_us),
+             "lru": self.lru_hold_us,
+             "slot": self.slot_hold_us if (whole and pages > 1) else per_slot * pages,
+             "cache_insert": units * self.swapcache_us / 2, "cache_delete": units * self.swapcache_us / 2,
+             "tags": units * self.tag_hold_us if self.switch("writeback_tags") else 0.0,
+             "dram_fault": 4096.0 * pages}
+
+        def flushes(n_entries, folios):  # flush rounds per folio and their cost
+            if not batched:  # one flush per PTE as it is cleared (ptep_clear_flush)
+                one = self._flush(1, 1, batched=False)
+                return {k: x * n_entries for k, x in one.items()}
+            group = 1 if per_folio_flush else RECLAIM_BATCH
+            one = self._flush(n_entries * group, folios * group, batched=True)
+            return {k: x / group for k, x in one.items()}
+
         if whole:
-            d["work"] = c.reclaim_us + entries * c.pte_us + self._tlb_us(entries) + self.device.cpu_us(pages)
-            d["tlbis"] = entries
-        else:  # split: unmap + remap every PTE (migration entries, their TLBIs), then the 4K path per page
-            per_page = c.reclaim_us + c.pte_us + self._tlb_us(1) + self.device.cpu_us(1)
-            d["work"] = 2 * pages * c.pte_us + self._tlb_us(pages) + pages * per_page
-            d["lru"] += pages * c.split_us_per_page
-            d["tlbis"] = 2 * pages
-        if self.swapcache_lock_partitions == 0:  # uncontended: plain work
-            d["work"] += d.pop("cache_insert") + d.pop("cache_delete") + d.pop("tags")
+            cpu, dev, dram = self._device(pages)
+            fl = flushes(entries, 1)
+            d["work"] = self.reclaim_us + entries * self.pte_us + cpu + fl["sender"] + fl["targets"]
+            d["device"], d["tlbis"], d["shootdowns"], d["dram"] = dev, fl["tlbis"], fl["shootdowns"], dram
+        else:  # split: unmap + remap every PTE (one flush), then the 4K path per page
+            cpu, dev, dram = self._device(1)
+            split = self._flush(pages, 1, batched=True) if batched else \
+                {k: x * pages for k, x in self._flush(1, 1, batched=False).items()}
+            fl = flushes(1, 1)
+            d["work"] = (2 * pages * self.pte_us + split["sender"] + split["targets"]
+                         + pages * (self.reclaim_us + self.pte_us + cpu + fl["sender"] + fl["targets"]))
+            d["lru"] += pages * self.split_us_per_page
+            d["device"] = pages * dev
+            d["tlbis"] = split["tlbis"] + pages * fl["tlbis"]
+            d["shootdowns"] = split["shootdowns"] + pages * fl["shootdowns"]
+            d["dram"] = pages * dram
         return d
+
+    def _mix(self) -> tuple[dict[str, float], float]:
+        """Stages of the average folio swapped, and the KiB it holds."""
+        if self.folio_kb not in (PAGE_KB, PMD_KB) and not self.switch("anon_mthp"):
+            raise ValueError(f"folio_kb={self.folio_kb}: kernel {self.kernel} has no anonymous mTHP (v6.8); "
+                             "set anon_mthp=True for a patched kernel")
+        share = self.large_fault_share()
+        sizes = [(self.folio_kb, share)]
+        if self.folio_kb > PAGE_KB and share < 1:
+            sizes.append((PAGE_KB, 1 - share))  # fallback faults got 4K folios
+        folios = [(kb, s / kb) for kb, s in sizes if s > 0]  # folios per KiB written
+        total = sum(w for _, w in folios)
+        per_size = [(w / total, kb, self._stages(kb)) for kb, w in folios]
+        d = {k: sum(w * st[k] for w, _, st in per_size) for k in per_size[0][2]}
+        return d, sum(w * kb for w, kb, _ in per_size)
+
+    def system(self) -> LockSystem:
+        """The closed network this configuration solves (see the module docstring)."""
+        return self._network()[0]
+
+    def _network(self) -> tuple[LockSystem, float, dict]:
+        d, kib = self._mix()
+        s = self._swapped_share()
+
+        def hold(us):
+            return Dist.exponential(us)
+
+        partitions = self.slot_lock_partitions or (
+            (self.cpus or self.writers) if self.switch("swap_alloc_lock") == "per_cluster" else 1)
+        stages = [Work(hold(d["fault"] / s + d["work"])),
+                  Critical("lru_lock", "isolate_lru_folios", hold(d["lru"])),
+                  Critical("si_lock", "get_swap_pages", hold(d["slot"]))]
+        locks = [Lock("lru_lock"), Lock("si_lock", partitions=int(partitions))]
+        contended = self.switch("swapcache_lock_partitions")
+        if contended:
+            # the swap cache's tree lock: spin_lock_irq at every site (v4.8 mm/swap_state.c, mm/vmscan.c,
+            # mm/page-writeback.c); with writeback tags two more sites take it per page
+            stages.append(Critical("swapcache", "__add_to_swap_cache", hold(d["cache_insert"]), irq_disabled=True))
+            if self.switch("writeback_tags"):
+                stages.append(Critical("swapcache", "__test_set_page_writeback", hold(d["tags"]), irq_disabled=True))
+                stages.append(Critical("swapcache", "test_clear_page_writeback", hold(d["tags"]), irq_disabled=True))
+            stages.append(Critical("swapcache", "__remove_mapping", hold(d["cache_delete"]), irq_disabled=True))
+            locks.append(Lock("swapcache", partitions=int(contended)))
+        else:
+            stages[0] = Work(hold(d["fault"] / s + d["work"] + d["cache_insert"] + d["cache_delete"] + d["tags"]))
+        if self.arch == "arm64" and d["tlbis"] > 0:
+            # a broadcast TLBI is a DVM operation, and the interconnect serialises them (Arm CoreLink CMN-600
+            # TRM: one DVM node handles every DVM message): all CPUs' TLBIs queue at one FIFO station
+            stages.append(Critical("dvm", "tlbi_broadcast", hold(d["tlbis"] * self.tlbi_us)))
+            locks.append(Lock("dvm"))
+        if d["device"] > 0:
+            stages.append(Critical("device", "swap_writepage", hold(d["device"])))
+            locks.append(Lock("device"))
+        # DRAM: every byte zeroed, copied or compressed crosses the memory controllers (GB/s = 1e3 B/us)
+        dram_bytes = d["dram_fault"] / s + d["dram"]  # per folio swapped
+        stages.append(Critical("dram", "memory_bandwidth", hold(dram_bytes / (self.mem_bw_gb_s * 1e3))))
+        locks.append(Lock("dram"))
+        info = dict(kib=kib, swapped_share=s, shootdowns=d["shootdowns"], tlbis=d["tlbis"], device_us=d["device"])
+        return LockSystem(self.running, tuple(locks), tuple(stages)), kib, info
+
+    # --- solving ---------------------------------------------------------------------------------------
+    def solve(self, solver: str = "analytic", **simulate_kwargs) -> Result:
+        """Throughputs, times and counters of this configuration; ``solver="simulated"``
+        runs the DES and reports 99% intervals. ``result["swapout_kib_s"]``,
+        ``result.table()``; ``result.details["locks"]`` is the lock result."""
+        if solver not in ("analytic", "simulated"):
+            raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
+        net, kib, info = self._network()
+        res = net.analytic() if solver == "analytic" else net.simulate(**simulate_kwargs)
+        x = float(res.system["throughput_per_s"])  # folios swapped per second
+        half = float(res.system.get("throughput_per_s_ci99", 0.0)) / x if x > 0 else 0.0
+        s = info["swapped_share"]
+        swapout = x * kib
+        per_proc = swapout / s / self.processes
+        real = self.bytes_per_process / 1024 / per_proc
+        at_device = 0.0  # writers waiting for the block device, off-CPU (Little's law)
+        if "device" in res.locks.index:
+            row = res.locks.loc["device"]
+            at_device = (row["wait_avg_us"] + info["device_us"]) * row["acquisitions_per_s"] / 1e6
+        user = self.written_bytes / 4096 * self.user_us_per_page * 1e-6
+        sys_time = max(0.0, (self.running - at_device) * real - user)
+        values = [("swapout_kib_s", swapout, "KiB/s"), ("usemem_throughput_kib_s", per_proc, "KiB/s"),
+                  ("vm_scalability_throughput_kib_s", per_proc * self.processes, "KiB/s"),
+                  ("real_time_s", real, "s"), ("sys_time_s", sys_time, "s"),
+                  ("tlb_shootdowns_per_swapped_page", info["shootdowns"] / (kib / PAGE_KB), "1/page"),
+                  ("large_fault_share_pct", 100 * self.large_fault_share(), "%"),
+                  ("swapped_share", s, "1"), ("folios_per_s", x, "1/s")]
+        scale = {"swapout_kib_s", "usemem_throughput_kib_s", "vm_scalability_throughput_kib_s", "folios_per_s"}
+        qs = tuple(Quantity(n, val, u, val * (1 - half) if n in scale else val, val * (1 + half) if n in scale else val)
+                   for n, val, u in values)
+        title = (f"{self.processes} x {self.threads} writers on {self.cpus or self.writers} CPUs, "
+                 f"{self.folio_kb}K folios, {self.swap_device}, kernel {self.kernel}")
+        return Result(qs, solver, 0.99 if solver == "simulated" else 1.0, bool(self.fitted_on), title,
+                      details={"locks": res, "system": net})
+
+    def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
+        if metric == "cycles_share_pct":
+            from .swap_cache_lock import site_of
+
+            sites = result.details["locks"].sites
+            if "call_site" not in rows.columns:
+                raise ValueError("cycles_share_pct rows need a call_site column")
+            return np.array([float(sites.loc[site_of(c), "spin_share_pct"]) if site_of(c) in sites.index else 0.0
+                             for c in rows["call_site"]])
+        return np.full(len(rows), result[metric])
 
     def swapout_cpu_us(self, kb: int, whole: bool) -> float:
         """CPU time to swap out one folio of ``kb`` KiB, whole or split to 4K
-        first, without waiting at any shared station: reclaim, unmap and TLB
-        flush, the holds of the slot, swap-cache and LRU locks, the device's
-        CPU work, and for a split its own cost (``split_folio_to_list``). The
-        fault that wrote the folio is not included (it is the same either way).
-        ``swapout_cpu_us(kb, False) - swapout_cpu_us(kb, True)`` is what one
-        ``swpout_fallback`` costs."""
+        first, without waiting at any shared station; the fault that wrote it is
+        not included. ``swapout_cpu_us(kb, False) - swapout_cpu_us(kb, True)``
+        is what one ``swpout_fallback`` costs."""
         kb = v.count("kb", kb, minimum=PAGE_KB)
         if kb % PAGE_KB or (kb // PAGE_KB) & (kb // PAGE_KB - 1) or kb > PMD_KB:
             raise ValueError(f"kb must be 4 KiB times a power of two, at most {PMD_KB}, got {kb}")
         if not isinstance(whole, bool):
             raise TypeError(f"whole must be a bool, got {type(whole).__name__}")
         d = self._path(kb, whole=whole or kb == PAGE_KB)
-        return sum(val for k, val in d.items() if k not in ("fault", "tlbis"))
-
-    def _network(self) -> tuple[LockSystem, float]:
-        """The closed network (P CPUs, each swapping out one average folio per
-        operation) and the KiB that folio holds."""
-        sizes = [(self.folio_kb, self.large_share)]
-        if self.folio_kb > PAGE_KB and self.large_share < 1:
-            sizes.append((PAGE_KB, 1 - self.large_share))  # fallback faults got 4K folios
-        folios = [(kb, share / kb) for kb, share in sizes if share > 0]  # folios per KiB written
-        total = sum(w for _, w in folios)
-        weights = [w / total for _, w in folios]
-        per_size = [self._folio_stages(kb) for kb, _ in folios]
-        d = {k: sum(w * st[k] for w, st in zip(weights, per_size)) for k in per_size[0]}
-        kib = sum(w * kb for w, (kb, _) in zip(weights, folios))
-
-        def hold(us):
-            return Dist.exponential(us)
-
-        stages = [Work(hold(d["fault"] / self.swapped_share + d["work"])),
-                  Critical("lru_lock", "isolate_lru_folios", hold(d["lru"])),
-                  Critical("si_lock", "get_swap_pages", hold(d["slot"]))]
-        locks = [Lock("lru_lock"), Lock("si_lock", partitions=self.slot_lock_partitions)]
-        if self.swapcache_lock_partitions:
-            # the swap cache's tree lock: spin_lock_irq at every site (v4.8 mm/swap_state.c, mm/vmscan.c,
-            # mm/page-writeback.c); with writeback tags two more sites take it per page
-            stages.append(Critical("swapcache", "__add_to_swap_cache", hold(d["cache_insert"]), irq_disabled=True))
-            if self.writeback_tags:
-                stages.append(Critical("swapcache", "__test_set_page_writeback", hold(d["tags"]), irq_disabled=True))
-                stages.append(Critical("swapcache", "test_clear_page_writeback", hold(d["tags"]), irq_disabled=True))
-            stages.append(Critical("swapcache", "__remove_mapping", hold(d["cache_delete"]), irq_disabled=True))
-            locks.append(Lock("swapcache", partitions=self.swapcache_lock_partitions))
-        if self.tlbi_station:
-            stages.append(Critical("dvm", "tlbi_broadcast", hold(d["tlbis"] * self.tlb_costs.tlbi_us)))
-            locks.append(Lock("dvm"))
-        dev = sum(w * self.device.station_us(kb // PAGE_KB) for w, (kb, _) in zip(weights, folios))
-        if dev > 0:
-            stages.append(Critical("device", "swap_writepage", hold(dev)))
-            locks.append(Lock("device"))
-        return LockSystem(self.processes, tuple(locks), tuple(stages)), kib
-
-    def system(self) -> LockSystem:
-        """The lock-contention network this configuration solves (see the module docstring)."""
-        return self._network()[0]
-
-    def solve(self, solver: str = "analytic", **simulate_kwargs) -> dict:
-        """Per-process write throughput (``usemem_throughput_kib_s``, usemem's
-        number), the swap-out rate of all processes (``swapout_kib_s``), and the
-        lock result; ``solver="simulated"`` adds ``swapout_kib_s_ci99``."""
-        if solver not in ("analytic", "simulated"):
-            raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
-        net, kib = self._network()
-        res = net.analytic() if solver == "analytic" else net.simulate(**simulate_kwargs)
-        swapout = res.system["throughput_per_s"] * kib  # folios/s x KiB
-        out = {"swapout_kib_s": swapout, "usemem_throughput_kib_s": swapout / self.swapped_share / self.processes,
-               "result": res}
-        if solver == "simulated":
-            out["swapout_kib_s_ci99"] = res.system["throughput_per_s_ci99"] * kib
-        return out
-
-
-def large_fault_share(folio_kb: int, memcg_mb: float, written_mb: float, *, madvise: bool) -> float:
-    """The share of faults that get a large folio of ``folio_kb``.
-
-    With MADV_HUGEPAGE (or ``defrag=always``) the fault may reclaim, so every
-    fault gets its size. Without it the large-folio gfp mask has no direct
-    reclaim: once the memcg sits at its limit the charge fails
-    (``anon_fault_fallback_charge``) and the fault falls back to 4K, so for
-    256K and larger only the faults before the limit was first reached got
-    large folios: share = limit / bytes written (measured on 6.18 with zram and
-    a 256 MiB memcg). Below 256K the fallback is partial and not predictable
-    from the limit (94% of 16K and 63% of 64K faults succeeded there): pass the
-    measured share (``mmcost.parse.mthp_stats``) instead."""
-    kb = v.count("folio_kb", folio_kb, minimum=PAGE_KB)
-    limit, written = v.scalar("memcg_mb", memcg_mb, positive=True), v.scalar("written_mb", written_mb, positive=True)
-    if madvise or kb == PAGE_KB:
-        return 1.0
-    if kb < 256:
-        raise ValueError(f"folio_kb={kb}: below 256K the fallback share is not a function of the limit; "
-                         "measure it (hugepages-<size>kB/stats) and pass large_share")
-    return min(1.0, limit / written)
+        return sum(d[k] for k in ("work", "lru", "slot", "cache_insert", "cache_delete", "tags"))
 
 
 def mthp_inputs(rows, folio_kb: int) -> dict:
@@ -351,8 +569,6 @@ def mthp_inputs(rows, folio_kb: int) -> dict:
       large folios that could not get contiguous swap slots and were split.
 
     Pass them to :class:`SwapModel` (``SwapModel(..., **mthp_inputs(rows, 64))``)."""
-    import pandas as pd
-
     if not isinstance(rows, pd.DataFrame):
         raise TypeError(f"rows must be a DataFrame from mmcost.parse.mthp_stats, got {type(rows).__name__}")
     kb = v.count("folio_kb", folio_kb, minimum=PAGE_KB)

@@ -1,0 +1,116 @@
+"""CPU presets: clock, cores, memory bandwidth and per-primitive costs in cycles, each with its source.
+
+A ``cpu_model`` configuration column (or field) selects one; the mechanisms
+read :meth:`CpuModel.costs`, which turns cycles into microseconds at the
+preset's clock. Costs are priors, not measurements of that machine: where no
+per-CPU measurement is published, the cycle count is the generic one of
+:data:`GENERIC_CYCLES` (its source named there) and only the clock, the core
+count and the memory system differ between presets. A cost fitted on one CPU
+moves to another in proportion to the two presets (see
+:mod:`mmcost.mechanism`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Generic per-primitive costs in cycles, and where each comes from.
+GENERIC_CYCLES: dict[str, tuple[float, str]] = {
+    "invlpg": (250.0, "INVLPG of one entry: ~200-300 cycles (Amit, Tai, Wei, 'Don't shoot down TLB "
+                      "shootdowns!', EuroSys 2020, sec. 2)"),
+    "full_flush": (250.0, "CR3 write / INVPCID single-context flush: the order of one INVLPG (same source)"),
+    "ipi_send": (1250.0, "x2APIC ICR write per target plus the sender's share of the wait for "
+                         "acknowledgements (same source: remote acknowledgement >= ~1000 cycles)"),
+    "ipi_receive": (2500.0, "interrupt entry/exit + flush_tlb_func on the target (same source; more with PTI)"),
+    "walk": (75.0, "a native 4-level page walk hitting the paging-structure caches and L2 (Bhargava et al., "
+                   "'Accelerating two-dimensional page walks for virtualized systems', ASPLOS 2008: 4 references)"),
+    "tlbi": (300.0, "one broadcast TLBI VAE1IS issue (Arm Neoverse N1 Software Optimization Guide: system "
+                    "instructions, tens to hundreds of cycles)"),
+    "dsb": (3000.0, "DSB ISH after broadcast TLBIs: waits for every core's completion (commit 43b3dfdd0455's "
+                    "motivation: a DSB per page dominated arm64 reclaim)"),
+}
+
+_CORE_BW = ("a core's streaming store bandwidth is bounded by its outstanding L1D misses: 10-12 line-fill "
+            "buffers x 64 B / ~80-100 ns DRAM latency = 6-10 GB/s (Little's law; Intel 64 and IA-32 "
+            "Architectures Optimization Reference Manual, Skylake-SP fill buffers)")
+
+
+@dataclass(frozen=True)
+class CpuModel:
+    """One CPU. ``mem_bw_gb_s``: peak DRAM bandwidth of all its sockets
+    (channels x MT/s x 8 bytes); ``core_write_gb_s``: one core's streaming
+    write bandwidth; ``cycles`` overrides :data:`GENERIC_CYCLES` entries."""
+
+    name: str
+    arch: str
+    clock_ghz: float
+    cores: int
+    threads_per_core: int
+    sockets: int
+    mem_bw_gb_s: float
+    source: str
+    core_write_gb_s: float = 8.0
+    cycles: dict = field(default_factory=dict)
+
+    def cycles_of(self, primitive: str) -> float:
+        return float(self.cycles.get(primitive, GENERIC_CYCLES[primitive][0]))
+
+    def costs(self) -> dict[str, float]:
+        """The mechanisms' cost fields at this clock (microseconds, ``walk_ns`` in ns)."""
+        us = 1e-3 / self.clock_ghz  # one cycle in microseconds
+        return {
+            "invlpg_us": self.cycles_of("invlpg") * us, "full_flush_us": self.cycles_of("full_flush") * us,
+            "ipi_send_us": self.cycles_of("ipi_send") * us, "irq_us": self.cycles_of("ipi_receive") * us,
+            "walk_ns": self.cycles_of("walk") * us * 1e3, "tlbi_us": self.cycles_of("tlbi") * us,
+            "dsb_us": self.cycles_of("dsb") * us,
+            "mem_bw_gb_s": self.mem_bw_gb_s, "core_write_gb_s": self.core_write_gb_s,
+        }
+
+    @property
+    def cpus(self) -> int:
+        return self.cores * self.threads_per_core * self.sockets
+
+
+def _ddr(channels: int, mts: int, sockets: int = 1) -> float:
+    return channels * mts * 8 / 1000 * sockets
+
+
+PRESETS: dict[str, CpuModel] = {p.name: p for p in (
+    CpuModel("generic-x86", "x86", 2.5, 32, 2, 1, _ddr(8, 3200), "a 2.5 GHz x86 server core; the generic cycle costs"),
+    CpuModel("generic-arm64", "arm64", 3.0, 64, 1, 1, _ddr(8, 3200), "a 3.0 GHz arm64 server core; the generic cycle costs"),
+    CpuModel("ampere-altra", "arm64", 3.0, 80, 1, 1, _ddr(8, 3200),
+             "Ampere Altra Q80-30 product brief: 80 Neoverse N1 cores at 3.0 GHz, 8 channels DDR4-3200"),
+    CpuModel("xeon-8255c", "x86", 2.5, 24, 2, 2, _ddr(6, 2933, 2),
+             "Intel Xeon Platinum 8255C (Cascade Lake, cloud SKU): 24 cores / 48 threads at 2.5 GHz per socket, "
+             "6 channels DDR4-2933; seed 003 ran two sockets"),
+    CpuModel("skylake-sp", "x86", 2.5, 28, 2, 2, _ddr(6, 2666, 2),
+             "Intel Xeon Platinum 8180 (Skylake-SP, ark.intel.com): 28 cores at 2.5 GHz, 6 channels DDR4-2666"),
+    CpuModel("haswell-ep", "x86", 2.3, 18, 2, 2, _ddr(4, 2133, 2),
+             "Intel Xeon E5-2699 v3 (Haswell-EP, ark.intel.com): 18 cores at 2.3 GHz, 4 channels DDR4-2133 "
+             "(seed 004's 'Xeon E5 v3' at its top bin)"),
+    CpuModel("zen3-epyc", "x86", 2.45, 64, 2, 1, _ddr(8, 3200),
+             "AMD EPYC 7763 (Zen 3, product page): 64 cores at 2.45 GHz, 8 channels DDR4-3200"),
+    CpuModel("kunpeng-920", "arm64", 2.6, 64, 1, 1, _ddr(8, 2933),
+             "HiSilicon Kunpeng 920-6426 (Huawei product page): 64 TaiShan v110 cores at 2.6 GHz, 8 channels "
+             "DDR4-2933"),
+    CpuModel("snapdragon-888", "arm64", 2.84, 8, 1, 1, 51.2,
+             "Qualcomm Snapdragon 888 product brief: Cortex-X1 at 2.84 GHz (the costs use the prime core's "
+             "clock), LPDDR5-3200 4 x 16-bit = 51.2 GB/s"),
+)}
+
+
+def get(name: str) -> CpuModel:
+    """The preset ``name`` (see :data:`PRESETS`)."""
+    if not isinstance(name, str):
+        raise TypeError(f"cpu_model must be a preset name, got {type(name).__name__}")
+    key = name.strip().lower()
+    if key not in PRESETS:
+        raise ValueError(f"cpu_model: unknown preset {name!r}; known: {sorted(PRESETS)}")
+    return PRESETS[key]
+
+
+def default_for(arch: str) -> CpuModel:
+    return PRESETS["generic-arm64" if arch == "arm64" else "generic-x86"]
+
+
+CORE_WRITE_SOURCE = _CORE_BW

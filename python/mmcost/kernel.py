@@ -1,0 +1,157 @@
+"""The kernel changes the models' mechanisms depend on, and the switches they set.
+
+Each :class:`Change` is one upstream change: the mechanism switch it sets, the
+value before and from the release it landed in, the commit, and what it
+changed on the path. :func:`features` folds the catalogue into the switch
+values of one kernel version, which is what a ``kernel`` configuration column
+selects; a column named like a switch still overrides it for its row.
+
+Versions are mainline releases; a string such as ``"v6.6-rc4+anonfolio"``
+reads as 6.6 (an -rc counts as its release, which is what the tree has in it
+after the merge window), and what its ``+patches`` add must be set by hand.
+Commits are the mainline ids (12 hex digits) where known; a change known by
+its series title only says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Change:
+    """One kernel change: from ``version`` on, ``switch`` is ``value`` (``before`` until then).
+
+    ``arch`` limits it to one architecture (``x86``/``arm64``), ``""`` for all.
+    ``read_by`` names the model that reads the switch."""
+
+    switch: str
+    value: object
+    before: object
+    version: str
+    commit: str
+    title: str
+    effect: str
+    read_by: str
+    arch: str = ""
+
+
+CHANGES: tuple[Change, ...] = (
+    # --- reclaim unmap and its TLB flush ------------------------------------------------------
+    Change("batched_unmap_flush", True, False, "4.3", "72b252aed506",
+           "mm: send one IPI per CPU to TLB flush all entries after unmapping pages",
+           "try_to_unmap() accumulates a cpumask and reclaim flushes once per shrink_page_list batch "
+           "(arch_tlbbatch_flush: a full flush) instead of an IPI per page", "swap, tlb", arch="x86"),
+    Change("flush_dirty_before_pageout", True, False, "4.3", "d950c9477d51",
+           "mm: defer flush of writable TLB entries",
+           "a PTE unmapped dirty may have a writable TLB entry, so shrink_folio_list() calls "
+           "try_to_unmap_flush_dirty() before pageout() of every dirty folio: an anonymous folio being "
+           "swapped out is flushed one folio at a time, not once per batch", "swap"),
+    Change("batched_unmap_flush", True, False, "6.5", "43b3dfdd0455",
+           "arm64: support batched/deferred tlb shootdown during page reclamation/migration",
+           "arm64 issues the broadcast TLBI per page at unmap and waits one DSB ISH per batch "
+           "(arch_tlbbatch_flush) instead of a DSB per page", "swap, tlb", arch="arm64"),
+    Change("skip_flush_inaccessible", True, False, "6.8", "4d4b6d66db",
+           "mm,unmap: avoid flushing tlb in batch if PTE is inaccessible",
+           "a PROT_NONE PTE (NUMA hinting) cannot be cached in a TLB, so migrating its folio needs no flush",
+           "tlb"),
+    Change("invlpgb", True, False, "6.15", "4afeb0ed1753",
+           "x86/mm: Enable broadcast TLB invalidation for multi-threaded processes",
+           "AMD INVLPGB/TLBSYNC replace flush IPIs for multi-threaded mms (CPUs with the feature only)",
+           "none yet (catalogued for the TLB model)", arch="x86"),
+    # --- large folios on the swap-out path -----------------------------------------------------
+    Change("swap_whole_pmd_thp", True, False, "4.13", "",
+           "mm, THP, swap: delay splitting THP during swap out (series by Huang Ying)",
+           "a PMD-size THP gets a swap cluster and enters the swap cache whole; it is split only after",
+           "swap"),
+    Change("anon_mthp", True, False, "6.8", "",
+           "mm: thp: support allocation of anonymous multi-size THP (series by Ryan Roberts)",
+           "anonymous faults may allocate folios between 4K and PMD size (hugepages-<size>kB/enabled)", "swap"),
+    Change("swap_whole_mthp", True, False, "6.10", "",
+           "mm: swap: swap-out small-sized THP without splitting (series by Ryan Roberts)",
+           "a large folio below PMD size gets contiguous swap slots and is swapped out whole; before, "
+           "add_to_swap() failed for it and shrink_folio_list() split it to 4K pages", "swap"),
+    # --- the swap allocator --------------------------------------------------------------------
+    Change("slot_cache", True, False, "4.11", "67afa38e012e",
+           "mm/swap: add cache for swap slots allocation",
+           "a per-CPU cache of 64 swap slots (SWAP_SLOTS_CACHE_SIZE), refilled under si->lock: one "
+           "acquisition per 64 order-0 allocations instead of one per page", "swap"),
+    Change("swap_alloc_lock", "per_cluster", "si_lock", "6.14", "",
+           "mm, swap: rework of swap allocator locks (series by Kairui Song)",
+           "allocation takes a per-cluster lock from per-CPU cluster lists instead of the device-wide "
+           "si->lock (seed 003's series)", "swap"),
+    Change("slot_cache", False, True, "6.15", "0ff67f990bd4",
+           "mm, swap: remove swap slot cache",
+           "the per-CPU slot cache goes: the per-CPU cluster is the fast path", "swap"),
+    # --- the swap cache ------------------------------------------------------------------------
+    Change("writeback_tags", False, True, "4.9", "",
+           "mm: don't use radix tree writeback tags for pages in swap cache (Huang Ying, seed 004)",
+           "AS_NO_WRITEBACK_TAGS: writeback start/end no longer take the swap cache tree_lock to set "
+           "and clear PAGECACHE_TAG_WRITEBACK", "swap"),
+    Change("swapcache_lock_partitions", 0, 1, "4.10", "4b3ef9daa4fc",
+           "mm/swap: split swap cache into 64MB trunks",
+           "one address_space (and tree lock) per 64 MiB of swap instead of one per device: sequential "
+           "writers rarely meet on one lock (0 = not a contended station)", "swap"),
+    Change("swap_table", True, False, "6.18", "",
+           "mm, swap: use the swap table for the swap cache and switch API (series by Kairui Song)",
+           "the swap cache lives in per-cluster swap tables under the cluster lock; no xarray lock", "swap"),
+    # --- reclaim ---------------------------------------------------------------------------------
+    Change("lru_lock_scope", "node", "zone", "4.8", "a52633d8e9c3",
+           "mm, vmscan: move lru_lock to the node",
+           "the LRU lock is per node (pgdat), shared by every memcg on it", "swap"),
+    Change("lru_lock_scope", "lruvec", "node", "5.11", "6168d0da2b47",
+           "mm/lru: replace pgdat lru_lock with lruvec lock",
+           "the LRU lock is per (memcg, node) lruvec: writers in one memcg share it, other memcgs do not",
+           "swap"),
+)
+
+#: switches no change in the catalogue sets before its first entry: their value then
+_ARCHES = ("x86", "arm64")
+
+
+def parse_version(version) -> tuple[int, int]:
+    """(major, minor) of ``"6.6"``, ``"v6.6-rc4+anonfolio"``, ``"4.8.0-rc2"``, ``6.6``."""
+    if isinstance(version, bool) or not isinstance(version, (str, int, float)):
+        raise TypeError(f"kernel must be a version string such as '6.6', got {type(version).__name__}")
+    text = str(version).strip()
+    m = re.match(r"^v?(\d+)\.(\d+)", text)
+    if not m:
+        raise ValueError(f"kernel: cannot read a version from {version!r} (expected e.g. '6.6' or 'v6.9-rc4')")
+    return int(m.group(1)), int(m.group(2))
+
+
+def features(version, arch: str = "x86") -> dict[str, object]:
+    """The switch values of kernel ``version`` on ``arch``: every switch in
+    :data:`CHANGES`, at its value after the last change at or before that
+    version (its ``before`` value if none)."""
+    if arch not in _ARCHES:
+        raise ValueError(f"arch must be one of {list(_ARCHES)}, got {arch!r}")
+    v = parse_version(version)
+    out: dict[str, object] = {}
+    for c in sorted(CHANGES, key=lambda c: parse_version(c.version)):
+        if c.arch and c.arch != arch:
+            continue
+        landed = parse_version(c.version) <= v
+        if landed:
+            out[c.switch] = c.value
+        else:
+            out.setdefault(c.switch, c.before)
+    return out
+
+
+def changes(switch: str | None = None) -> pd.DataFrame:
+    """The catalogue as a table (one row per change), optionally for one switch."""
+    rows = [dict(switch=c.switch, version=c.version, arch=c.arch or "all", value=c.value, before=c.before,
+                 commit=c.commit or "(series; see title)", title=c.title, effect=c.effect, read_by=c.read_by)
+            for c in CHANGES if switch is None or c.switch == switch]
+    if not rows:
+        raise ValueError(f"switch: no change in the catalogue sets {switch!r}; known: {sorted(switches())}")
+    return pd.DataFrame(rows).sort_values(["switch", "version"], key=lambda s: s.map(
+        lambda x: parse_version(x) if s.name == "version" else x)).reset_index(drop=True)
+
+
+def switches() -> set[str]:
+    return {c.switch for c in CHANGES}

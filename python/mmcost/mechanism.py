@@ -1,0 +1,486 @@
+"""Mechanisms as models: every field a fitted parameter, a fixed parameter with a prior, or a column.
+
+A mechanism (:class:`mmcost.swap.SwapModel`, :class:`mmcost.tlb.TlbModel`,
+:class:`mmcost.locks.LockSystem`) is a frozen dataclass that describes one
+configuration and solves it. Subclassing :class:`Mechanism` makes it a
+:class:`mmcost.model.Model` too:
+
+- every field is a *leaf* with a flat name (nested dataclasses are walked;
+  tuples of named items prefix their fields with the item's name);
+- every finite float leaf is a :class:`~mmcost.model.Parameter`: fitted when
+  free, otherwise fixed, and drawn from its prior in prediction bands when it
+  has one (``fit.predict(..., fixed_priors=True)``);
+- a column of a data frame named like a leaf overrides it for that row, so a
+  user's frame with ``folio_kb, processes, cpus, swap_device, kernel, ...``
+  fits and predicts with no wrapper; rows are grouped by their overrides and
+  each distinct configuration is solved once;
+- leaves declared with ``knob(kernel=True)`` default to ``None`` and take
+  their value from :func:`mmcost.kernel.features` of the ``kernel`` leaf;
+- leaves a subclass derives from tables (CPU presets, compressors) default
+  to ``None`` and are filled in; when a row changes what they derive from
+  (``cpu_model``, ``compressor`` ...), a value moves in proportion to the two
+  table values, so a cost fitted on one CPU carries its ratio to the preset
+  over to another;
+- ``variants`` maps a ``variant`` column's values to overrides (kernel
+  variants of a before/after pair); a change row's reference takes its
+  ``baseline`` variant and any ``baseline_<leaf>`` column.
+
+Precedence, lowest first: class default, table value, ``variants``, row
+column. Fitted values apply to every row (a column of the same name still
+wins for its row).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .model import Model, Parameter, Prior
+
+#: fields of every mechanism that are not leaves
+BASE_FIELDS = frozenset({"parameters", "name", "default_rel_error", "fitted_on", "variants"})
+#: configurations solved per mechanism instance before the cache is cleared
+_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class Knob:
+    """What a mechanism field is: ``unit``, physical bounds, a ``prior`` with
+    its source, a ``doc`` line; ``kind`` (float, int, bool, str) where the
+    default is ``None``; ``kernel``: ``None`` means the ``kernel``'s switch;
+    ``choices``: the allowed values of a str leaf."""
+
+    unit: str = ""
+    lower: float = 0.0
+    upper: float = math.inf
+    prior: Prior | None = None
+    doc: str = ""
+    kind: str = ""
+    kernel: bool = False
+    choices: tuple = ()
+
+
+def knob(default, *, factory=None, **kwargs):
+    """A mechanism field with its :class:`Knob` (``dataclasses.field`` metadata)."""
+    meta = {"knob": Knob(**kwargs)}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class Leaf:
+    name: str
+    path: tuple  # ((kind, key), ...): ("attr", field) / ("item", index)
+    knob: Knob
+    kind: str
+
+
+def _kind_of(value, knob: Knob) -> str:
+    if knob.kind:
+        return knob.kind
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, enum.Enum) or isinstance(value, str):
+        return "str"
+    if isinstance(value, (int, np.integer)):
+        return "int"
+    if isinstance(value, (float, np.floating)):
+        return "float"
+    return "object"
+
+
+def _walk(obj, path: tuple, prefix: str, out: dict, skip=frozenset()):
+    for f in dataclasses.fields(obj):
+        if f.name in skip or not f.init:
+            continue
+        val = getattr(obj, f.name)
+        here = (*path, ("attr", f.name))
+        if dataclasses.is_dataclass(val) and not isinstance(val, type):
+            _walk(val, here, prefix, out)
+        elif isinstance(val, tuple) and val and all(dataclasses.is_dataclass(x) and hasattr(x, "name") for x in val):
+            for i, item in enumerate(val):
+                _walk(item, (*here, ("item", i)), f"{prefix}{item.name}_", out, skip=frozenset({"name"}))
+        else:
+            name = prefix + f.name
+            if name in out:
+                raise TypeError(f"{type(obj).__name__}: two fields flatten to the leaf name {name!r}")
+            k = f.metadata.get("knob", Knob())
+            out[name] = Leaf(name, here, k, _kind_of(val, k))
+
+
+def _get(obj, path):
+    for kind, key in path:
+        obj = getattr(obj, key) if kind == "attr" else obj[key]
+    return obj
+
+
+def _set(obj, path, value):
+    kind, key = path[0]
+    if kind == "attr":
+        if len(path) == 1:
+            return replace(obj, **{key: value})
+        return replace(obj, **{key: _set(getattr(obj, key), path[1:], value)})
+    items = list(obj)
+    items[key] = _set(items[key], path[1:], value)
+    return tuple(items)
+
+
+def missing(value) -> bool:
+    """An empty cell: None, NA or NaN."""
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
+def coerce(name: str, kind: str, value, choices: tuple = ()):
+    """A column's cell as the leaf's type, or a ValueError/TypeError naming the leaf."""
+    if kind == "bool":
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        if isinstance(value, (int, np.integer, float, np.floating)) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.strip().lower() in ("true", "1", "yes")
+        raise TypeError(f"{name} must be a bool (True/False), got {value!r}")
+    if kind == "int":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+        if not float(value).is_integer():
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        return int(value)
+    if kind == "float":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+            raise TypeError(f"{name} must be a number, got {value!r}")
+        return float(value)
+    if kind == "str":
+        if isinstance(value, enum.Enum):
+            value = value.value
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {value!r}")
+        if choices and value not in choices:
+            raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+        return value
+    return value
+
+
+@dataclass(frozen=True)
+class Mechanism(Model):
+    """Base class of the mechanisms. Subclasses define their fields (with
+    :func:`knob`), ``METRICS``, :meth:`solve` and :meth:`metric_value`, and
+    optionally :meth:`check` (validation), :meth:`table_values` (derived
+    leaves) and ``PRIORS`` (name -> Prior for leaves without one)."""
+
+    fitted_on: str = ""
+    variants: dict = field(default_factory=dict)
+
+    FREE: ClassVar[tuple[str, ...]] = ()
+    PRIORS: ClassVar[dict] = {}
+
+    def __post_init__(self):
+        leaves = self._leafmap()
+        for name, lf in leaves.items():  # one place that checks every top-level field's type and choices
+            if len(lf.path) != 1 or lf.kind == "object":
+                continue
+            val = getattr(self, name)
+            if val is None or isinstance(val, enum.Enum):
+                continue
+            object.__setattr__(self, name, coerce(name, lf.kind, val, lf.knob.choices))
+        table = self.table_values()
+        for n, val in table.items():
+            if n in leaves and _get(self, leaves[n].path) is None:
+                path = leaves[n].path
+                top = path[0][1]
+                object.__setattr__(self, top, val if len(path) == 1 else _set(getattr(self, top), path[1:], val))
+        self.check()
+        for name, val in self.variants.items() if isinstance(self.variants, dict) else ():
+            if not isinstance(val, dict):
+                raise TypeError(f"variants[{name!r}] must be a dict of leaf overrides, got {type(val).__name__}")
+            unknown = [k for k in val if k not in leaves]
+            if unknown:
+                raise ValueError(f"variants[{name!r}]: unknown field(s) {unknown}; known: {sorted(leaves)}")
+        if not isinstance(self.variants, dict):
+            raise TypeError(f"variants must be a dict, got {type(self.variants).__name__}")
+        object.__setattr__(self, "parameters", self._sync_parameters(leaves))
+        Model.__post_init__(self)
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in ("_leaves", "_cache")}
+
+    # --- leaves -----------------------------------------------------------------------
+    def _leafmap(self) -> dict[str, Leaf]:
+        out: dict[str, Leaf] = {}
+        _walk(self, (), "", out, skip=BASE_FIELDS)
+        return out
+
+    @property
+    def leaves(self) -> dict[str, Leaf]:
+        """Every field by its flat name (what a column or ``free=[...]`` names)."""
+        cached = self.__dict__.get("_leaves")
+        if cached is None:
+            cached = self._leafmap()
+            object.__setattr__(self, "_leaves", cached)
+        return cached
+
+    def get(self, name: str):
+        if name not in self.leaves:
+            raise KeyError(f"{type(self).__name__} has no field {name!r}; known: {sorted(self.leaves)}")
+        return _get(self, self.leaves[name].path)
+
+    def set(self, **values) -> Mechanism:
+        """A copy with leaves changed by flat name (validated again)."""
+        leaves = self.leaves
+        obj = self
+        for name, val in values.items():
+            if name not in leaves:
+                raise ValueError(f"{type(self).__name__} has no field {name!r}; known: {sorted(leaves)}")
+            lf = leaves[name]
+            if not missing(val):
+                val = coerce(name, lf.kind, val, lf.knob.choices)
+            obj = _set(obj, lf.path, None if missing(val) else val)
+        if obj is not self:
+            obj.__dict__.pop("_leaves", None)
+            obj.__dict__.pop("_cache", None)
+        return obj
+
+    def check(self) -> None:
+        """Validate the configuration (subclasses); raise naming the field."""
+
+    def table_values(self) -> dict[str, float]:
+        """Leaf values derived from tables for the current configuration (subclasses)."""
+        return {}
+
+    def switch(self, name: str):
+        """A kernel switch: the field's value, or the ``kernel``'s when it is None."""
+        val = self.get(name)
+        if val is not None:
+            return val
+        from .kernel import features
+
+        arch = self.get("arch") if "arch" in self.leaves else "x86"
+        arch = arch.value if isinstance(arch, enum.Enum) else arch
+        feats = features(self.get("kernel"), arch or "x86")
+        if name not in feats:
+            raise ValueError(f"{name}: the kernel catalogue has no switch of that name")
+        return feats[name]
+
+    # --- parameters -------------------------------------------------------------------
+    def _sync_parameters(self, leaves: dict[str, Leaf]) -> tuple[Parameter, ...]:
+        old = {p.name: p for p in self.parameters}
+        out = []
+        for name, lf in leaves.items():
+            if lf.kind != "float":
+                continue
+            val = _get(self, lf.path)
+            if val is None or not math.isfinite(float(val)):
+                continue
+            val = float(val)
+            k = lf.knob
+            if name in old:
+                p = old[name]
+                if not (p.lower <= val <= p.upper):
+                    raise ValueError(f"{name}: {val:g} is outside its bounds [{p.lower:g}, {p.upper:g}]")
+                out.append(replace(p, value=val))
+                continue
+            lower, upper = k.lower, k.upper
+            if not (lower <= val <= upper):
+                raise ValueError(f"{name}: {val:g} is outside its bounds [{lower:g}, {upper:g}]")
+            if not lower < upper:
+                upper = lower + 1.0
+            prior = k.prior or self.PRIORS.get(name)
+            out.append(Parameter(name, val, k.unit or name.rsplit("_", 1)[-1], lower, upper,
+                                 free=name in self.FREE, prior=prior, doc=k.doc))
+        return tuple(out)
+
+    def with_parameters(self, **changes) -> Mechanism:
+        """As :meth:`Model.with_parameters`; a value also changes the field."""
+        params = self.params
+        unknown = [k for k in changes if k not in params]
+        if unknown:
+            raise ValueError(f"{self.name}: unknown parameter(s) {unknown}; known: {list(params)}")
+        settings, values = {}, {}
+        for k, c in changes.items():
+            if isinstance(c, dict):
+                c = dict(c)
+                if "value" in c:
+                    values[k] = float(c.pop("value"))
+                settings[k] = c
+            else:
+                values[k] = float(c)
+        new = tuple(replace(p, **settings[p.name]) if p.name in settings else p for p in self.parameters)
+        obj = replace(self, parameters=new) if settings else self
+        return obj.set(**values) if values else obj
+
+    def with_free(self, free) -> Mechanism:
+        """Exactly the fields ``free`` are fitted; every other parameter is fixed."""
+        if isinstance(free, str) or not hasattr(free, "__iter__"):
+            raise TypeError(f"free must be a list of field names, got {free!r}")
+        free = list(free)
+        leaves, params = self.leaves, self.params
+        for n in free:
+            if n not in leaves:
+                raise ValueError(f"free: {type(self).__name__} has no field {n!r}; known: {sorted(leaves)}")
+            if n not in params:
+                lf = leaves[n]
+                what = {"int": "a count", "bool": "a switch", "str": "a choice"}.get(lf.kind, "not a finite number")
+                raise ValueError(f"free: {n} is {what}; it can be a configuration column, not a fitted parameter")
+        return self.with_parameters(**{p: {"free": p in free} for p in params})
+
+    def fit(self, df: pd.DataFrame, free=None, **kwargs):
+        """Fit to a tidy frame (any rows whose ``metric`` this mechanism predicts).
+
+        ``free``: the fields to fit (default: those marked free, else
+        ``FREE``). Other keyword arguments go to :func:`mmcost.fit.fit`."""
+        from .fit import fit
+
+        model = self.with_free(free) if free is not None else self
+        if not model.free_names:
+            model = model.with_free(self.FREE)
+        res = fit(model, df, **kwargs)
+        return replace(res, model=replace(res.model, fitted_on=f"{len(res.data)} rows, free {res.names}"))
+
+    # --- evaluation -------------------------------------------------------------------
+    def solve(self):  # pragma: no cover - subclasses
+        raise NotImplementedError
+
+    def metric_value(self, result, metric: str, rows: pd.DataFrame) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def configure(self, **overrides) -> Mechanism:
+        """This mechanism with a row's overrides (variant first, then columns),
+        moving table-derived leaves with their tables."""
+        over = {k: v for k, v in overrides.items() if not missing(v)}
+        variant = over.pop("variant", None)
+        if variant is not None and variant in self.variants:
+            over = {**self.variants[variant], **over}
+        over = {k: v for k, v in over.items() if k in self.leaves}
+        if not over:
+            return self
+        old_t = self.table_values()
+        new = self.set(**over)
+        if old_t:
+            new_t = new.table_values()
+            moved = {}
+            for k, t_new in new_t.items():
+                t_old = old_t.get(k)
+                if k in over or t_old is None or t_old == t_new or t_old <= 0:
+                    continue
+                moved[k] = new.get(k) * t_new / t_old
+            if moved:
+                new = new.set(**moved)
+        return new
+
+    def _solved(self, key, overrides):
+        cache = self.__dict__.get("_cache")
+        if cache is None or len(cache) > _CACHE_SIZE:
+            cache = {}
+            object.__setattr__(self, "_cache", cache)
+        if key not in cache:
+            cfg = self.configure(**overrides)
+            cache[key] = (cfg, cfg.solve())
+        return cache[key]
+
+    def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
+        base = self
+        changed = {k: v for k, v in p.items() if k in self.leaves and self.get(k) != v}
+        if changed:
+            base = self.set(**changed)
+        cols = [c for c in rows.columns if c in base.leaves or (c == "variant" and base.variants)]
+        out = np.empty(len(rows))
+        if not cols:
+            groups = {(): np.arange(len(rows))}
+        else:
+            cells = rows[cols].astype(object).to_numpy()
+            groups: dict = {}
+            for i, row in enumerate(cells):
+                key = tuple(None if missing(x) else (x.item() if isinstance(x, np.generic) else x) for x in row)
+                groups.setdefault(key, []).append(i)
+        for key, idx in groups.items():
+            idx = np.asarray(idx, dtype=int)
+            cfg, res = base._solved(key, dict(zip(cols, key)))
+            out[idx] = np.asarray(cfg.metric_value(res, metric, rows.iloc[idx]), dtype=float)
+        return out
+
+    def describe(self) -> pd.DataFrame:
+        """Every field: its value, kind, unit, bounds, whether it is fitted, its prior and doc."""
+        params = self.params
+        rows = []
+        for name, lf in self.leaves.items():
+            val = _get(self, lf.path)
+            p = params.get(name)
+            rows.append(dict(field=name, value=val.value if isinstance(val, enum.Enum) else val, kind=lf.kind,
+                             unit=lf.knob.unit, free=bool(p and p.free),
+                             kernel_switch=lf.knob.kernel,
+                             prior="" if not (p and p.prior) else f"{p.prior.value:g} ± {p.prior.width:g} ({p.prior.source})",
+                             doc=lf.knob.doc))
+        return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One solver output: ``value`` with ``lo``/``hi`` at ``level`` (equal for an exact solver)."""
+
+    name: str
+    value: float
+    unit: str
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class Result:
+    """A mechanism's solution: named quantities (``value, lo, hi`` at
+    ``level``), the solver, whether the costs were fitted, and any extra
+    objects (``details``). ``result["swapout_kib_s"]`` is the value."""
+
+    quantities: tuple[Quantity, ...]
+    solver: str
+    level: float
+    calibrated: bool
+    title: str = ""
+    details: dict = field(default_factory=dict, repr=False)
+
+    def __getitem__(self, name: str) -> float:
+        for q in self.quantities:
+            if q.name == name:
+                return q.value
+        if name in self.details:
+            return self.details[name]
+        raise KeyError(f"no quantity {name!r}; have {[q.name for q in self.quantities]}")
+
+    def __contains__(self, name) -> bool:
+        return any(q.name == name for q in self.quantities) or name in self.details
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame([dict(quantity=q.name, value=q.value, lo=q.lo, hi=q.hi, unit=q.unit)
+                             for q in self.quantities]).set_index("quantity")
+
+    @property
+    def note(self) -> str:
+        return "" if self.calibrated else "costs are unfitted defaults (priors): fit the model before quoting numbers"
+
+    def __str__(self) -> str:
+        lines = [f"{self.title} ({self.solver}" + (f", {self.level:.0%} interval" if self.solver != "analytic" else "")
+                 + ")"]
+        for q in self.quantities:
+            band = f"  [{q.lo:.4g}, {q.hi:.4g}]" if q.lo != q.hi else ""
+            lines.append(f"  {q.name:<34} {q.value:>12.5g} {q.unit}{band}")
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td>{q.name}</td><td>{q.value:.5g}</td><td>{q.lo:.5g}</td><td>{q.hi:.5g}</td>"
+                       f"<td>{q.unit}</td></tr>" for q in self.quantities)
+        note = f"<p><i>{self.note}</i></p>" if self.note else ""
+        return (f"<p><b>{self.title}</b> ({self.solver}, level {self.level:.0%})</p><table><tr><th>quantity</th>"
+                f"<th>value</th><th>lo</th><th>hi</th><th>unit</th></tr>{rows}</table>{note}")
+
