@@ -3,17 +3,23 @@
 TLB flush batching, lock contention and swap throughput, solved analytically
 and by simulation, fitted to published before/after measurements.
 
-Submodules: :mod:`mmcost.queueing` (analytic solvers), :mod:`mmcost.datasets`
-(the bundled measurements).
+The mechanisms are models: :class:`mmcost.swap.SwapModel`,
+:class:`mmcost.tlb.TlbModel` and :class:`mmcost.locks.LockSystem` fit a
+user's tidy frame directly (``SwapModel().fit(df)``), every field a fitted
+parameter, a fixed one with a prior, or a configuration column.
+:mod:`mmcost.kernel` catalogues the kernel changes they switch on,
+:mod:`mmcost.cpu_models` the CPU presets; :mod:`mmcost.queueing` holds the
+analytic solvers, :mod:`mmcost.datasets` the bundled measurements and
+``mmcost.studies`` one study per bundled source.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import datasets, metrics, parse, queueing
+from . import cpu_models, datasets, kernel, locks, metrics, parse, queueing, swap, tlb
 
 try:
     __version__ = version("mmcost")
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0+unknown"
 
-__all__ = ["datasets", "metrics", "parse", "queueing", "__version__"]
+__all__ = ["cpu_models", "datasets", "kernel", "locks", "metrics", "parse", "queueing", "swap", "tlb", "__version__"]

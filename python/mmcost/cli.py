@@ -13,7 +13,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     from . import reproduce  # matplotlib is only imported for this command
 
     out = Path(args.out)
-    print(reproduce.run(out))
+    reproduce.run(out, only=args.only)
     print(f"wrote {out / 'report.md'} and its figures")
     return 0
 
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="fit every model to the bundled data; write tables and figures")
     rep.add_argument("--out", default="mmcost-out", help="output folder (default: ./mmcost-out)")
+    rep.add_argument("--only", action="append", metavar="ID", help="run only this study (repeatable)")
     rep.set_defaults(func=_reproduce)
     return parser
 

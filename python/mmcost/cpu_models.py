@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .model import Prior
+
 #: Generic per-primitive costs in cycles, and where each comes from.
 GENERIC_CYCLES: dict[str, tuple[float, str]] = {
     "invlpg": (250.0, "INVLPG of one entry: ~200-300 cycles (Amit, Tai, Wei, 'Don't shoot down TLB "
@@ -50,6 +52,9 @@ class CpuModel:
     mem_bw_gb_s: float
     source: str
     core_write_gb_s: float = 8.0
+    #: 4K entries of the instruction L1 TLB and of the second-level (unified/data) TLB
+    itlb_entries: int = 128
+    stlb_entries: int = 1536
     cycles: dict = field(default_factory=dict)
 
     def cycles_of(self, primitive: str) -> float:
@@ -64,6 +69,7 @@ class CpuModel:
             "walk_ns": self.cycles_of("walk") * us * 1e3, "tlbi_us": self.cycles_of("tlbi") * us,
             "dsb_us": self.cycles_of("dsb") * us,
             "mem_bw_gb_s": self.mem_bw_gb_s, "core_write_gb_s": self.core_write_gb_s,
+            "itlb_entries": float(self.itlb_entries), "stlb_entries": float(self.stlb_entries),
         }
 
     @property
@@ -76,10 +82,13 @@ def _ddr(channels: int, mts: int, sockets: int = 1) -> float:
 
 
 PRESETS: dict[str, CpuModel] = {p.name: p for p in (
-    CpuModel("generic-x86", "x86", 2.5, 32, 2, 1, _ddr(8, 3200), "a 2.5 GHz x86 server core; the generic cycle costs"),
-    CpuModel("generic-arm64", "arm64", 3.0, 64, 1, 1, _ddr(8, 3200), "a 3.0 GHz arm64 server core; the generic cycle costs"),
+    CpuModel("generic-x86", "x86", 2.5, 32, 2, 1, _ddr(8, 3200), "a 2.5 GHz x86 server core; the generic cycle costs; "
+             "Skylake-class TLB sizes (128-entry ITLB, 1536-entry STLB: Intel optimization manual, sec. 2.2)"),
+    CpuModel("generic-arm64", "arm64", 3.0, 64, 1, 1, _ddr(8, 3200), "a 3.0 GHz arm64 server core; the generic cycle "
+             "costs; Neoverse N1 TLB sizes", itlb_entries=48, stlb_entries=1280),
     CpuModel("ampere-altra", "arm64", 3.0, 80, 1, 1, _ddr(8, 3200),
-             "Ampere Altra Q80-30 product brief: 80 Neoverse N1 cores at 3.0 GHz, 8 channels DDR4-3200"),
+             "Ampere Altra Q80-30 product brief: 80 Neoverse N1 cores at 3.0 GHz, 8 channels DDR4-3200; "
+             "48-entry L1 ITLB, 1280-entry L2 TLB (Arm Neoverse N1 TRM, sec. 5.1)", itlb_entries=48, stlb_entries=1280),
     CpuModel("xeon-8255c", "x86", 2.5, 24, 2, 2, _ddr(6, 2933, 2),
              "Intel Xeon Platinum 8255C (Cascade Lake, cloud SKU): 24 cores / 48 threads at 2.5 GHz per socket, "
              "6 channels DDR4-2933; seed 003 ran two sockets"),
@@ -87,15 +96,18 @@ PRESETS: dict[str, CpuModel] = {p.name: p for p in (
              "Intel Xeon Platinum 8180 (Skylake-SP, ark.intel.com): 28 cores at 2.5 GHz, 6 channels DDR4-2666"),
     CpuModel("haswell-ep", "x86", 2.3, 18, 2, 2, _ddr(4, 2133, 2),
              "Intel Xeon E5-2699 v3 (Haswell-EP, ark.intel.com): 18 cores at 2.3 GHz, 4 channels DDR4-2133 "
-             "(seed 004's 'Xeon E5 v3' at its top bin)"),
+             "(seed 004's 'Xeon E5 v3' at its top bin); 1024-entry STLB (Intel optimization manual, Haswell)",
+             stlb_entries=1024),
     CpuModel("zen3-epyc", "x86", 2.45, 64, 2, 1, _ddr(8, 3200),
-             "AMD EPYC 7763 (Zen 3, product page): 64 cores at 2.45 GHz, 8 channels DDR4-3200"),
+             "AMD EPYC 7763 (Zen 3, product page): 64 cores at 2.45 GHz, 8 channels DDR4-3200; 64-entry L1 ITLB, "
+             "2048-entry L2 DTLB (AMD Software Optimization Guide for Family 19h)", itlb_entries=64, stlb_entries=2048),
     CpuModel("kunpeng-920", "arm64", 2.6, 64, 1, 1, _ddr(8, 2933),
              "HiSilicon Kunpeng 920-6426 (Huawei product page): 64 TaiShan v110 cores at 2.6 GHz, 8 channels "
-             "DDR4-2933"),
+             "DDR4-2933; TLB sizes not published: Neoverse N1's used", itlb_entries=48, stlb_entries=1280),
     CpuModel("snapdragon-888", "arm64", 2.84, 8, 1, 1, 51.2,
              "Qualcomm Snapdragon 888 product brief: Cortex-X1 at 2.84 GHz (the costs use the prime core's "
-             "clock), LPDDR5-3200 4 x 16-bit = 51.2 GB/s"),
+             "clock), LPDDR5-3200 4 x 16-bit = 51.2 GB/s; TLB sizes: Neoverse N1's (not published for X1)",
+             itlb_entries=48, stlb_entries=1280),
 )}
 
 
@@ -114,3 +126,26 @@ def default_for(arch: str) -> CpuModel:
 
 
 CORE_WRITE_SOURCE = _CORE_BW
+
+
+def _cycles_source(name: str) -> str:
+    return f"{GENERIC_CYCLES[name][1]}; {GENERIC_CYCLES[name][0]:g} cycles at the preset's clock (mmcost.cpu_models)"
+
+
+#: cost field -> (source, relative width) of its prior; the value is the preset's
+RELATIVE_PRIORS: dict[str, tuple[str, float]] = {
+    "invlpg_us": (_cycles_source("invlpg"), 0.5), "full_flush_us": (_cycles_source("full_flush"), 0.5),
+    "ipi_send_us": (_cycles_source("ipi_send"), 0.5), "irq_us": (_cycles_source("ipi_receive"), 0.5),
+    "walk_ns": (_cycles_source("walk"), 0.5), "tlbi_us": (_cycles_source("tlbi"), 0.5),
+    "dsb_us": (_cycles_source("dsb"), 0.5),
+    "core_write_gb_s": (_CORE_BW, 0.4),
+    "mem_bw_gb_s": ("the preset's peak DRAM bandwidth (channels x MT/s x 8 B); sustained write bandwidth is "
+                    "60-80% of peak", 0.25),
+}
+
+
+def relative_priors(values: dict, table: dict | None = None) -> dict[str, Prior]:
+    """Priors centred on a preset's ``values`` (a :meth:`CpuModel.costs` dict,
+    plus any extra ``table`` of field -> (source, relative width))."""
+    table = {**RELATIVE_PRIORS, **(table or {})}
+    return {k: Prior(values[k], w * values[k], src) for k, (src, w) in table.items() if values.get(k)}

@@ -334,18 +334,32 @@ class FitResult:
         return pd.DataFrame(rows)
 
     def __str__(self) -> str:
+        """80 columns: each free parameter with its error and prior (source
+        wrapped below it), then the fixed ones compactly (``table()`` has all)."""
+        import textwrap
+
         lines = [f"{self.model.name} fit: chi2/dof = {self.chi2:.4g}/{self.dof} = {self.chi2_dof:.3g}, "
-                 f"{len(self.data)} points, sigma {'absolute' if self.absolute_sigma else 'scaled by chi2/dof'}"]
-        for r in self.table().itertuples():
-            err = f" ± {r.stderr:.3g}" if r.free else " (fixed)"
-            lines.append(f"  {r.parameter:<24} {r.value:>12.6g}{err} {r.unit}" + (f"   prior {r.prior}" if r.prior else ""))
+                 f"{len(self.data)} points",
+                 f"  sigma {'absolute' if self.absolute_sigma else 'scaled by chi2/dof'}"]
+        fixed = []
+        for q in self.model.parameters:
+            if not q.free:
+                fixed.append(f"{q.name} {q.value:.4g} {q.unit}")
+                continue
+            lines.append(f"  {q.name:<26} {q.value:>10.5g} ± {self.stderr.get(q.name, math.nan):<9.3g} {q.unit}")
+            if q.prior is not None:
+                lines += textwrap.wrap(f"prior {q.prior.value:g} ± {q.prior.width:g}: {q.prior.source}", 80,
+                                       initial_indent="      ", subsequent_indent="      ")
+        if fixed:
+            lines += textwrap.wrap("(fixed) " + ", ".join(fixed), 80, initial_indent="  ", subsequent_indent="    ")
         c = self.correlation
         for i, a in enumerate(self.names):
             for b in self.names[i + 1 :]:
                 r = c.loc[a, b]
                 if np.isfinite(r) and CORRELATION_NOTE < abs(r) <= CORRELATION_LIMIT:
                     lines.append(f"  note: {a} and {b} are strongly correlated ({r:+.3f})")
-        lines += [f"  warning: {w}" for w in self.warnings]
+        for w in self.warnings:
+            lines += textwrap.wrap(f"warning: {w}", 80, initial_indent="  ", subsequent_indent="    ")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -54,7 +54,7 @@ CHANGES: tuple[Change, ...] = (
            "arm64: support batched/deferred tlb shootdown during page reclamation/migration",
            "arm64 issues the broadcast TLBI per page at unmap and waits one DSB ISH per batch "
            "(arch_tlbbatch_flush) instead of a DSB per page", "swap, tlb", arch="arm64"),
-    Change("skip_flush_inaccessible", True, False, "6.8", "4d4b6d66db",
+    Change("skip_inaccessible", True, False, "6.8", "4d4b6d66db",
            "mm,unmap: avoid flushing tlb in batch if PTE is inaccessible",
            "a PROT_NONE PTE (NUMA hinting) cannot be cached in a TLB, so migrating its folio needs no flush",
            "tlb"),
@@ -74,6 +74,10 @@ CHANGES: tuple[Change, ...] = (
            "mm: swap: swap-out small-sized THP without splitting (series by Ryan Roberts)",
            "a large folio below PMD size gets contiguous swap slots and is swapped out whole; before, "
            "add_to_swap() failed for it and shrink_folio_list() split it to 4K pages", "swap"),
+    Change("batched_split_flush", True, False, "6.8", "3027c6f8eb9d",
+           "mm: huge_memory: batch tlb flush when splitting a pte-mapped THP",
+           "splitting a PTE-mapped large folio unmaps its PTEs with one batched flush (TTU_BATCH_FLUSH); "
+           "before, each PTE was cleared and flushed synchronously (arm64: a TLBI and a DSB per PTE)", "swap"),
     # --- the swap allocator --------------------------------------------------------------------
     Change("slot_cache", True, False, "4.11", "67afa38e012e",
            "mm/swap: add cache for swap slots allocation",

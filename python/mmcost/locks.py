@@ -27,7 +27,8 @@ from __future__ import annotations
 import enum
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,7 @@ from scipy import stats
 
 from . import _core, queueing
 from . import _validate as v
+from .mechanism import Knob, Leaf, Mechanism, Quantity, Result
 
 US_PER_S = 1e6
 
@@ -161,20 +163,52 @@ class LockResult:
 
 
 @dataclass(frozen=True)
-class LockSystem:
+class LockSystem(Mechanism):
     """``cpus`` CPUs each repeating ``stages`` (a tuple of :class:`Work` and
     :class:`Critical`) on ``locks``. Several critical stages may name the same
-    lock (several call sites of one lock, as the swap-cache tree lock in seed 004)."""
+    lock (several call sites of one lock, as the swap-cache tree lock in seed 004).
 
-    cpus: int
-    locks: tuple
-    stages: tuple
+    As a :class:`~mmcost.mechanism.Mechanism` its fields are ``cpus``, each
+    call site's ``<site>_hold_us``, the work between them (``work_us``, or
+    ``work<i>_us`` for several work stages), each lock's ``<lock>_handoff_us``,
+    ``<lock>_handoff_per_waiter_us`` and ``<lock>_partitions``, and the
+    interrupt load: fit hold times to ``perf lock contention`` rows, or
+    predict another CPU count with a ``cpus`` column."""
+
+    cpus: int = 4
+    locks: tuple = (Lock("lock"),)
+    stages: tuple = (Work(Dist.exponential(1.0)), Critical("lock", "critical_section", Dist.exponential(0.1)))
     #: Poisson interrupt rate per CPU (timer ticks, IPIs, device interrupts)
     irq_rate_per_us: float = 0.0
     #: handler time per interrupt
     irq_service_us: float = 0.0
+    name: str = field(default="locks", kw_only=True)
 
-    def __post_init__(self):
+    @property
+    def FREE(self) -> tuple:  # noqa: N802 - the Mechanism hook: every call site's hold time
+        return tuple(n for n in self.leaves if n.endswith("_hold_us"))
+
+    METRICS: ClassVar = ("operations_per_s", "lock_acquisitions_per_s", "lock_contended_per_s", "lock_wait_avg_us",
+                         "lock_utilization", "cycles_share_pct")
+
+    def _leafmap(self) -> dict:
+        """Locks by name, call sites by site, work stages by position."""
+        out = super()._leafmap()
+        out.pop("stages", None)
+        works = [i for i, st in enumerate(self.stages) if isinstance(st, Work)] if isinstance(self.stages, tuple) else []
+        for i, st in enumerate(self.stages if isinstance(self.stages, tuple) else ()):
+            if isinstance(st, Critical):
+                name, hold = f"{st.site}_hold_us", ("attr", "hold")
+            elif isinstance(st, Work):
+                name = "work_us" if len(works) == 1 else f"work{works.index(i)}_us"
+                hold = ("attr", "time")
+            else:
+                continue
+            out[name] = Leaf(name, (("attr", "stages"), ("item", i), hold, ("attr", "mean_us")),
+                             Knob(unit="us", upper=1e9), "float")
+        return out
+
+    def check(self):
         v.count("cpus", self.cpus)
         v.scalar("irq_rate_per_us", self.irq_rate_per_us)
         v.scalar("irq_service_us", self.irq_service_us)
@@ -345,6 +379,51 @@ class LockSystem:
         out = pd.DataFrame({"cpus": ns, "mechanism_per_s": x, "usl_per_s": frame["usl_per_s"],
                             "usl_error_pct": 100 * (frame["usl_per_s"] / x - 1), "in_fit": frame["cpus"].isin(fit_ns)})
         return fit, out
+
+    # --- as a Mechanism ------------------------------------------------------------------
+    def solve(self, solver: str = "analytic", **simulate_kwargs) -> Result:
+        """Throughput and each lock's and call site's numbers as a result
+        (``result["operations_per_s"]``); ``result.details["locks"]`` is the
+        :class:`LockResult`."""
+        if solver not in ("analytic", "simulated"):
+            raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
+        res = self.analytic() if solver == "analytic" else self.simulate(**simulate_kwargs)
+        x = float(res.system["throughput_per_s"])
+        half = float(res.system.get("throughput_per_s_ci99", 0.0))
+        qs = [Quantity("operations_per_s", x, "1/s", x - half, x + half)]
+        for lock, r in res.locks.iterrows():
+            qs += [Quantity(f"{lock}.{col}", float(r[col]), unit, float(r[col]), float(r[col]))
+                   for col, unit in (("wait_avg_us", "us"), ("contended_pct", "%"), ("utilization", "1"))]
+        title = f"{self.cpus} CPUs, locks {[lk.name for lk in self.locks]}"
+        return Result(tuple(qs), res.solver, 0.99 if solver == "simulated" else 1.0, bool(self.fitted_on), title,
+                      details={"locks": res})
+
+    _LOCK_COLUMNS: ClassVar = {"lock_acquisitions_per_s": "acquisitions_per_s", "lock_contended_per_s": "contended_per_s",
+                               "lock_wait_avg_us": "wait_avg_us", "lock_utilization": "utilization"}
+
+    def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
+        """Per-lock metrics read the row's ``lock`` (or ``call_site``) column;
+        ``cycles_share_pct`` the row's ``call_site``."""
+        res = result.details["locks"]
+        if metric == "operations_per_s":
+            return np.full(len(rows), result["operations_per_s"])
+        if metric == "cycles_share_pct":
+            if "call_site" not in rows.columns:
+                raise ValueError("cycles_share_pct rows need a call_site column")
+            return np.array([float(res.sites.loc[c, "spin_share_pct"]) if c in res.sites.index else 0.0
+                             for c in rows["call_site"]])
+        col = self._LOCK_COLUMNS[metric]
+        out = []
+        for r in rows.itertuples():
+            site, lock = getattr(r, "call_site", None), getattr(r, "lock", None)
+            if isinstance(site, str) and site in res.sites.index and col in res.sites.columns:
+                out.append(float(res.sites.loc[site, col]))
+            elif isinstance(lock, str) and lock in res.locks.index:
+                out.append(float(res.locks.loc[lock, col]))
+            else:
+                raise ValueError(f"{metric} rows need a lock column naming one of {list(res.locks.index)} "
+                                 f"(or a call_site of {list(res.sites.index)})")
+        return np.array(out)
 
     # --- simulation -------------------------------------------------------------------
     def simulate(self, *, ops: int = 200_000, warmup_ops: int = 2_000, replications: int = 8, threads: int | None = None,

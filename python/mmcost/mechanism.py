@@ -64,6 +64,10 @@ class Knob:
     kind: str = ""
     kernel: bool = False
     choices: tuple = ()
+    #: (spelling, value) pairs a column may use: ("x86_64", "x86")
+    aliases: tuple = ()
+    #: a nested dataclass's leaves are named "<field>_<leaf>" (reuse_mean_us), not "<leaf>"
+    prefix: bool = False
 
 
 def knob(default, *, factory=None, **kwargs):
@@ -82,9 +86,12 @@ class Leaf:
     kind: str
 
 
-def _kind_of(value, knob: Knob) -> str:
+def _kind_of(value, knob: Knob, annotation="") -> str:
     if knob.kind:
         return knob.kind
+    ann = str(annotation).split("|")[0].strip()  # "float | None" -> "float"
+    if ann in ("float", "int", "bool", "str"):
+        return ann
     if isinstance(value, (bool, np.bool_)):
         return "bool"
     if isinstance(value, enum.Enum) or isinstance(value, str):
@@ -102,8 +109,9 @@ def _walk(obj, path: tuple, prefix: str, out: dict, skip=frozenset()):
             continue
         val = getattr(obj, f.name)
         here = (*path, ("attr", f.name))
+        k = f.metadata.get("knob", Knob())
         if dataclasses.is_dataclass(val) and not isinstance(val, type):
-            _walk(val, here, prefix, out)
+            _walk(val, here, prefix + (f"{f.name}_" if k.prefix else ""), out)
         elif isinstance(val, tuple) and val and all(dataclasses.is_dataclass(x) and hasattr(x, "name") for x in val):
             for i, item in enumerate(val):
                 _walk(item, (*here, ("item", i)), f"{prefix}{item.name}_", out, skip=frozenset({"name"}))
@@ -111,8 +119,7 @@ def _walk(obj, path: tuple, prefix: str, out: dict, skip=frozenset()):
             name = prefix + f.name
             if name in out:
                 raise TypeError(f"{type(obj).__name__}: two fields flatten to the leaf name {name!r}")
-            k = f.metadata.get("knob", Knob())
-            out[name] = Leaf(name, here, k, _kind_of(val, k))
+            out[name] = Leaf(name, here, k, _kind_of(val, k, f.type))
 
 
 def _get(obj, path):
@@ -132,6 +139,19 @@ def _set(obj, path, value):
     return tuple(items)
 
 
+#: name endings and their units, longest first (a field's name ends in its unit)
+_UNIT_SUFFIXES = (("_per_work_s", "1/s"), ("_per_s", "1/s"), ("_kib_s", "KiB/s"), ("_mib_s", "MiB/s"),
+                  ("_gb_s", "GB/s"), ("_us", "us"), ("_ns", "ns"), ("_ms", "ms"), ("_s", "s"), ("_mb", "MiB"),
+                  ("_kb", "KiB"), ("_pages", "pages"), ("_entries", "entries"), ("_pct", "%"), ("_factor", "1"))
+
+
+def unit_of_name(name: str) -> str:
+    for suffix, unit in _UNIT_SUFFIXES:
+        if name.endswith(suffix):
+            return unit
+    return "1"
+
+
 def missing(value) -> bool:
     """An empty cell: None, NA or NaN."""
     if value is None or value is pd.NA:
@@ -139,7 +159,7 @@ def missing(value) -> bool:
     return isinstance(value, (float, np.floating)) and math.isnan(value)
 
 
-def coerce(name: str, kind: str, value, choices: tuple = ()):
+def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()):
     """A column's cell as the leaf's type, or a ValueError/TypeError naming the leaf."""
     if kind == "bool":
         if isinstance(value, (bool, np.bool_)):
@@ -164,6 +184,7 @@ def coerce(name: str, kind: str, value, choices: tuple = ()):
             value = value.value
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a string, got {value!r}")
+        value = dict(aliases).get(value, value)
         if choices and value not in choices:
             raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
         return value
@@ -177,8 +198,12 @@ class Mechanism(Model):
     optionally :meth:`check` (validation), :meth:`table_values` (derived
     leaves) and ``PRIORS`` (name -> Prior for leaves without one)."""
 
-    fitted_on: str = ""
-    variants: dict = field(default_factory=dict)
+    # keyword-only, so a mechanism's own fields come first positionally (LockSystem(8, locks, stages))
+    parameters: tuple = field(default=(), kw_only=True)
+    name: str = field(default="mechanism", kw_only=True)
+    default_rel_error: float = field(default=0.05, kw_only=True)
+    fitted_on: str = field(default="", kw_only=True)
+    variants: dict = field(default_factory=dict, kw_only=True)
 
     FREE: ClassVar[tuple[str, ...]] = ()
     PRIORS: ClassVar[dict] = {}
@@ -191,7 +216,7 @@ class Mechanism(Model):
             val = getattr(self, name)
             if val is None or isinstance(val, enum.Enum):
                 continue
-            object.__setattr__(self, name, coerce(name, lf.kind, val, lf.knob.choices))
+            object.__setattr__(self, name, coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases))
         table = self.table_values()
         for n, val in table.items():
             if n in leaves and _get(self, leaves[n].path) is None:
@@ -235,19 +260,25 @@ class Mechanism(Model):
 
     def set(self, **values) -> Mechanism:
         """A copy with leaves changed by flat name (validated again)."""
+        top = self._top_changes(values)
+        return replace(self, **top) if top else self
+
+    def _top_changes(self, values: dict) -> dict:
+        """Top-level field values after ``values`` (flat names), so one replace
+        validates every change together."""
         leaves = self.leaves
-        obj = self
+        top: dict = {}
         for name, val in values.items():
             if name not in leaves:
                 raise ValueError(f"{type(self).__name__} has no field {name!r}; known: {sorted(leaves)}")
             lf = leaves[name]
-            if not missing(val):
-                val = coerce(name, lf.kind, val, lf.knob.choices)
-            obj = _set(obj, lf.path, None if missing(val) else val)
-        if obj is not self:
-            obj.__dict__.pop("_leaves", None)
-            obj.__dict__.pop("_cache", None)
-        return obj
+            val = None if missing(val) else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases)
+            key = lf.path[0][1]
+            if len(lf.path) == 1:
+                top[key] = val
+            else:
+                top[key] = _set(top.get(key, getattr(self, key)), lf.path[1:], val)
+        return top
 
     def check(self) -> None:
         """Validate the configuration (subclasses); raise naming the field."""
@@ -294,7 +325,7 @@ class Mechanism(Model):
             if not lower < upper:
                 upper = lower + 1.0
             prior = k.prior or self.PRIORS.get(name)
-            out.append(Parameter(name, val, k.unit or name.rsplit("_", 1)[-1], lower, upper,
+            out.append(Parameter(name, val, k.unit or unit_of_name(name), lower, upper,
                                  free=name in self.FREE, prior=prior, doc=k.doc))
         return tuple(out)
 
@@ -309,13 +340,15 @@ class Mechanism(Model):
             if isinstance(c, dict):
                 c = dict(c)
                 if "value" in c:
-                    values[k] = float(c.pop("value"))
+                    values[k] = c["value"] = float(c["value"])
                 settings[k] = c
             else:
                 values[k] = float(c)
         new = tuple(replace(p, **settings[p.name]) if p.name in settings else p for p in self.parameters)
-        obj = replace(self, parameters=new) if settings else self
-        return obj.set(**values) if values else obj
+        top = self._top_changes(values)
+        if settings:
+            top["parameters"] = new
+        return replace(self, **top) if top else self
 
     def with_free(self, free) -> Mechanism:
         """Exactly the fields ``free`` are fitted; every other parameter is fixed."""

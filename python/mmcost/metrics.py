@@ -68,6 +68,12 @@ METRICS: dict[str, tuple[str, str]] = {
     "lock_wait_avg_ms": ("ms", "perf lock contention 'avg wait'"),
     "lock_wait_avg_s": ("s", "perf lock contention 'avg wait'"),
     "cycles_share_pct": ("%", "perf-profile cycles-pp share of one call chain (call_site column)"),
+    "operations_per_s": ("1/s", "operations completed per second by all CPUs (lock model output)"),
+    "lock_acquisitions_per_s": ("1/s", "acquisitions of one lock (lock column) or call site (call_site column)"),
+    "lock_contended_per_s": ("1/s", "contended acquisitions per second of one lock or call site"),
+    "lock_utilization": ("1", "share of time one lock is held (model output)"),
+    "tlb_shootdowns_per_swapped_page": ("1/page", "TLB shootdown interrupts (all CPUs) per 4 KiB page swapped out"),
+    "large_fault_share_pct": ("%", "share of bytes faulted as the requested large folio size (the rest fell back to 4K)"),
     # swap / mTHP
     "thp_swap_alloc_failure_change_pct": ("%", "change of mTHP swap-slot allocation failures"),
     "fault_alloc_count": ("count", "mTHP anon_fault_alloc"),

@@ -168,9 +168,11 @@ class Model:
             raise ValueError(f"{metric}_change_pct rows need a 'baseline' column naming the reference variant")
         ref = rows.copy()
         ref["variant"] = rows["baseline"]
-        if "baseline_folio_kb" in rows.columns:  # a change relative to another folio size (seed 000)
-            own = rows["folio_kb"] if "folio_kb" in rows.columns else pd.NA
-            ref["folio_kb"] = rows["baseline_folio_kb"].where(rows["baseline_folio_kb"].notna(), own)
+        # a change relative to another configuration: baseline_<column> (seed 000: baseline_folio_kb)
+        for col in [c for c in rows.columns if c.startswith("baseline_")]:
+            own = col.removeprefix("baseline_")
+            base = rows[col]
+            ref[own] = base.where(base.notna(), rows[own]) if own in rows.columns else base
         now = np.asarray(self.predict_metric(metric, rows, p), dtype=float)
         then = np.asarray(self.predict_metric(metric, ref, p), dtype=float)
         return 100.0 * (now / then - 1.0)

@@ -44,7 +44,7 @@ CPUs time-share the CPUs. Times in microseconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -64,30 +64,13 @@ RECLAIM_BATCH = 32
 #: swap slots taken under si->lock per per-CPU cache refill (SWAP_SLOTS_CACHE_SIZE, mm/swap_slots.c)
 SLOT_CACHE_BATCH = 64
 
-_G = cpu_models.GENERIC_CYCLES
-_AT = "at the preset's clock (mmcost.cpu_models)"
-
-
-def _cyc(name: str, width: float = 0.5) -> tuple:
-    return _G[name][1] + f"; {_G[name][0]:g} cycles {_AT}", width
-
-
-def _rel(source: str, width: float = 0.5) -> tuple:
-    return source, width
-
-
-#: relative priors of the table-derived costs: (source, relative width); the value is the table's
-RELATIVE_PRIORS = {
-    "invlpg_us": _cyc("invlpg"), "full_flush_us": _cyc("full_flush"), "ipi_send_us": _cyc("ipi_send"),
-    "irq_us": _cyc("ipi_receive"), "walk_ns": _cyc("walk"), "tlbi_us": _cyc("tlbi"), "dsb_us": _cyc("dsb"),
-    "core_write_gb_s": _rel(cpu_models.CORE_WRITE_SOURCE, 0.4),
-    "mem_bw_gb_s": _rel("the preset's peak DRAM bandwidth (channels x MT/s x 8 B); sustained write "
-                        "bandwidth is 60-80% of peak", 0.25),
-    "compress_us_per_page": _rel("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the "
-                                 "preset's clock", 0.5),
-    "decompress_us_per_page": _rel("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the "
-                                   "preset's clock", 0.5),
-    "compression_ratio": _rel("lzbench's Silesia ratio for the compressor; a workload's own data differs", 0.5),
+#: priors of the compressor-derived fields, centred on the compressor's table values
+_COMPRESSOR_PRIORS = {
+    "compress_us_per_page": ("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the preset's "
+                             "clock", 0.5),
+    "decompress_us_per_page": ("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the "
+                               "preset's clock", 0.5),
+    "compression_ratio": ("lzbench's Silesia ratio for the compressor; a workload's own data differs", 0.5),
 }
 
 
@@ -98,7 +81,7 @@ class SwapModel(Mechanism):
     ``kernel`` for switches, ``cpu_model`` for primitive costs and
     bandwidths, ``compressor`` for compression costs and ratio."""
 
-    name: str = "swap"
+    name: str = field(default="swap", kw_only=True)
     # --- workload --------------------------------------------------------------------------------
     processes: int = knob(1, unit="count", doc="writer processes, each with its own mm")
     threads: int = knob(1, unit="count", doc="writer threads per process (sharing its mm)")
@@ -137,7 +120,8 @@ class SwapModel(Mechanism):
     # --- machine ---------------------------------------------------------------------------------
     cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS),
                                  doc="CPU preset (mmcost.cpu_models); None: generic for the arch")
-    arch: str | None = knob(None, kind="str", choices=("x86", "arm64"), doc="None: the cpu_model's")
+    arch: str | None = knob(None, kind="str", choices=("x86", "arm64"), doc="None: the cpu_model's",
+                            aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")))
     virtualized: bool = knob(False, doc="a KVM guest: IPIs exit to the host, page walks are 2-D")
     kernel: str = knob("6.18", doc="kernel version: selects every switch left None (mmcost.kernel)")
     # --- kernel switches (None: from the kernel) ---------------------------------------------------
@@ -151,6 +135,8 @@ class SwapModel(Mechanism):
     swap_whole_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="mTHP below PMD size swapped out whole")
     swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.13)")
     anon_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="anonymous mTHP faults exist (v6.8)")
+    batched_split_flush: bool | None = knob(None, kind="bool", kernel=True,
+                                            doc="a split's PTE unmaps flushed once, not one by one (v6.8)")
     flush_dirty_before_pageout: bool | None = knob(None, kind="bool", kernel=True,
                                                    doc="try_to_unmap_flush_dirty before pageout (v4.3)")
     batched_unmap_flush: bool | None = knob(None, kind="bool", kernel=True,
@@ -266,8 +252,7 @@ class SwapModel(Mechanism):
 
     @property
     def PRIORS(self) -> dict:  # noqa: N802 - the Mechanism hook
-        t = self.table_values()
-        return {k: Prior(t[k], w * t[k], src) for k, (src, w) in RELATIVE_PRIORS.items() if t.get(k)}
+        return cpu_models.relative_priors(self.table_values(), _COMPRESSOR_PRIORS)
 
     @property
     def writers(self) -> int:
@@ -396,7 +381,7 @@ class SwapModel(Mechanism):
 
     def _path(self, kb: int, whole: bool) -> dict[str, float]:
         pages = kb // PAGE_KB
-        entries = 1 if kb == PMD_KB else pages  # a 2M THP is one PMD; smaller folios are PTE-mapped
+        entries = 1 if kb == PMD_KB else pages  # translations faulted: a 2M THP is one PMD
         walk_us = self.walk_ns * 1e-3 * (self.nested_walk_factor if self.virtualized else 1.0)
         per_folio_flush = bool(self.switch("flush_dirty_before_pageout"))
         batched = bool(self.switch("batched_unmap_flush"))
@@ -421,13 +406,25 @@ class SwapModel(Mechanism):
 
         if whole:
             cpu, dev, dram = self._device(pages)
-            fl = flushes(entries, 1)
-            d["work"] = self.reclaim_us + entries * self.pte_us + cpu + fl["sender"] + fl["targets"]
-            d["device"], d["tlbis"], d["shootdowns"], d["dram"] = dev, fl["tlbis"], fl["shootdowns"], dram
+            work = self.reclaim_us + pages * self.pte_us + cpu
+            if kb == PMD_KB:
+                # shrink_folio_list passes TTU_SPLIT_HUGE_PMD for a PMD-mappable folio (v4.5 on): try_to_unmap
+                # splits the PMD (pmdp_invalidate: a synchronous flush of the range; 512 PTEs written), then
+                # unmaps and invalidates every PTE like a PTE-mapped folio's
+                sync = self._flush(1, 1, batched=False)
+                work += pages * self.pte_us + sync["sender"] + sync["targets"]
+            else:
+                sync = dict.fromkeys(("tlbis", "shootdowns"), 0.0)
+            fl = flushes(pages, 1)
+            d["work"] = work + fl["sender"] + fl["targets"]
+            d["device"], d["dram"] = dev, dram
+            d["tlbis"], d["shootdowns"] = fl["tlbis"] + sync["tlbis"], fl["shootdowns"] + sync["shootdowns"]
         else:  # split: unmap + remap every PTE (one flush), then the 4K path per page
             cpu, dev, dram = self._device(1)
-            split = self._flush(pages, 1, batched=True) if batched else \
-                {k: x * pages for k, x in self._flush(1, 1, batched=False).items()}
+            if batched and self.switch("batched_split_flush"):
+                split = self._flush(pages, 1, batched=True)
+            else:  # try_to_migrate without TTU_BATCH_FLUSH: ptep_clear_flush per PTE
+                split = {k: x * pages for k, x in self._flush(1, 1, batched=False).items()}
             fl = flushes(1, 1)
             d["work"] = (2 * pages * self.pte_us + split["sender"] + split["targets"]
                          + pages * (self.reclaim_us + self.pte_us + cpu + fl["sender"] + fl["targets"]))
@@ -534,8 +531,6 @@ class SwapModel(Mechanism):
 
     def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
         if metric == "cycles_share_pct":
-            from .swap_cache_lock import site_of
-
             sites = result.details["locks"].sites
             if "call_site" not in rows.columns:
                 raise ValueError("cycles_share_pct rows need a call_site column")
@@ -555,6 +550,24 @@ class SwapModel(Mechanism):
             raise TypeError(f"whole must be a bool, got {type(whole).__name__}")
         d = self._path(kb, whole=whole or kb == PAGE_KB)
         return sum(d[k] for k in ("work", "lru", "slot", "cache_insert", "cache_delete", "tags"))
+
+
+#: the swap cache tree lock's call sites in v4.8 (perf-profile cycles-pp chains name them)
+SWAPCACHE_SITES = ("__add_to_swap_cache", "__remove_mapping", "__test_set_page_writeback", "test_clear_page_writeback")
+
+
+def site_of(call_site: str) -> str:
+    """The model's call site for a perf-profile call chain such as
+    ``_raw_spin_lock_irq.__add_to_swap_cache.add_to_swap_cache...``: the first
+    function after the lock primitive that is one of :data:`SWAPCACHE_SITES`
+    (else the chain's second element)."""
+    if not isinstance(call_site, str) or not call_site:
+        raise ValueError(f"call_site must be a non-empty perf call chain, got {call_site!r}")
+    parts = call_site.split(".")
+    for p in parts:
+        if p in SWAPCACHE_SITES:
+            return p
+    return parts[1] if len(parts) > 1 else parts[0]
 
 
 def mthp_inputs(rows, folio_kb: int) -> dict:

@@ -48,9 +48,13 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, stats
 
-from . import _core
+from typing import ClassVar
+
+from . import _core, cpu_models
 from . import _validate as v
 from .locks import Dist
+from .mechanism import Mechanism, Quantity, Result, knob
+from .model import Prior
 
 US_PER_S = 1e6
 
@@ -176,15 +180,18 @@ class TlbCosts:
       wait on arm64 (no interrupt on the other CPUs).
     """
 
-    irq_us: float = 1.0
-    ipi_send_us: float = 0.5
-    full_flush_us: float = 0.1
-    invlpg_us: float = 0.1
-    walk_ns: float = 30.0
-    nested_walk_factor: float = 3.0
-    vm_exit_factor: float = 3.0
-    tlbi_us: float = 0.1
-    dsb_us: float = 1.0
+    irq_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="flush IPI handling on a target")
+    ipi_send_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="flush IPI per target, sender")
+    full_flush_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="a local full flush")
+    invlpg_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one INVLPG")
+    walk_ns: float | None = knob(None, kind="float", unit="ns", upper=1e5, doc="one native page walk")
+    nested_walk_factor: float = knob(3.0, unit="1", lower=1.0, upper=20.0,
+                                     prior=Prior(3.0, 1.0, "Bhargava et al., ASPLOS 2008: 24 vs 4 references, cut by "
+                                                           "page-walk caches"))
+    vm_exit_factor: float = knob(3.0, unit="1", lower=1.0, upper=100.0,
+                                 prior=Prior(3.0, 1.5, "Agesen et al., USENIX ATC 2012; Ouyang & Lange, VEE 2016"))
+    tlbi_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one broadcast TLBI (arm64)")
+    dsb_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one DSB ISH wait (arm64)")
 
     def check(self) -> None:
         for f in ("irq_us", "ipi_send_us", "full_flush_us", "invlpg_us", "walk_ns", "tlbi_us", "dsb_us"):
@@ -199,16 +206,18 @@ class FlushCounter:
     """How a perf flush event counts: per full flush, per INVLPG'd entry, plus
     a background rate per CPU-second from flushes the model does not describe.
     ``itlb.itlb_flush`` counts up to 2 per full flush with PTI (the kernel
-    and user PCIDs are flushed separately: ``invalidate_user_asid``)."""
+    and user PCIDs are flushed separately: ``invalidate_user_asid``).
+    ``name`` is the metric (``itlb_flush_count``)."""
 
-    per_full_flush: float = 1.0
-    per_invlpg: float = 1.0
-    background_per_s: float = 0.0
+    name: str
+    per_full_flush: float = knob(1.0, unit="1", upper=100.0)
+    per_invlpg: float = knob(1.0, unit="1", upper=100.0)
+    background_per_s: float = knob(0.0, unit="1/s", upper=1e9)
 
 
-def _default_counters() -> dict:
-    return {"itlb_flush_count": FlushCounter(), "dtlb_thread_flush_count": FlushCounter(),
-            "stlb_any_flush_count": FlushCounter()}
+def _default_counters() -> tuple:
+    return (FlushCounter("itlb_flush_count"), FlushCounter("dtlb_thread_flush_count"),
+            FlushCounter("stlb_any_flush_count"))
 
 
 def _default_streams() -> tuple:
@@ -217,7 +226,7 @@ def _default_streams() -> tuple:
 
 
 @dataclass(frozen=True)
-class TlbModel:
+class TlbModel(Mechanism):
     """The TLB flushes of page migration and reclaim on ``cpus`` CPUs that all run the mm.
 
     Folios per second: ``promotion_rate_per_s`` (NUMA-hinting faults,
@@ -234,28 +243,62 @@ class TlbModel:
     rollover). ``other_round_rate_per_s``: other full-flush IPI rounds of the
     mm (NUMA-balancing scans). ``reuse``: time from a folio's migration to the
     allocator handing it out again (microseconds).
+
+    ``work_s`` (useful CPU time per CPU) turns rates into a run's counters
+    and runtime. Tiering: with ``working_set_mb``, ``fast_mem_mb`` and
+    ``reference_fast_mem_mb`` set, the migration rates (given at the
+    reference) scale with the share of a uniformly accessed working set that
+    lives in slow memory. Costs (:class:`TlbCosts`) left ``None`` come from
+    ``cpu_model`` (:mod:`mmcost.cpu_models`); ``skip_inaccessible`` left
+    ``None`` from the ``kernel``.
     """
 
-    cpus: int = 16
-    arch: Arch = Arch.X86
-    policy: Policy = Policy.BATCHED
-    virtualized: bool = False
-    promotion_rate_per_s: float = 0.0
-    demotion_rate_per_s: float = 0.0
-    reclaim_unmap_rate_per_s: float = 0.0
-    skip_inaccessible: bool = True
-    batch_folios: int = 32
-    entries_per_folio: int = 1
-    flush_ceiling: int = 33
-    writable_fraction: float = 0.0
-    natural_flush_rate_per_s: float = 0.0
-    other_round_rate_per_s: float = 0.0
-    reuse: Dist = field(default_factory=lambda: Dist.exponential(5000.0))
+    name: str = field(default="tlb", kw_only=True)
+    cpus: int = knob(16, unit="count", doc="CPUs running the mm")
+    arch: Arch = knob(Arch.X86, kind="str", choices=("x86", "arm64"),
+                      aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")))
+    policy: Policy = knob(Policy.BATCHED, kind="str", choices=tuple(p.value for p in Policy))
+    virtualized: bool = knob(False, doc="a KVM guest: IPIs exit, page walks are 2-D")
+    cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS))
+    kernel: str = knob("6.18", doc="selects skip_inaccessible when it is None")
+    promotion_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios promoted per second (NUMA hinting)")
+    demotion_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios demoted per second (kswapd)")
+    reclaim_unmap_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios unmapped by reclaim per second")
+    skip_inaccessible: bool | None = knob(None, kind="bool", kernel=True, doc="no flush for PROT_NONE PTEs (v6.8)")
+    batch_folios: int = knob(32, unit="count", doc="folios per migration/reclaim call")
+    entries_per_folio: int = knob(1, unit="count", doc="TLB entries per folio")
+    flush_ceiling: int = knob(33, unit="count", doc="tlb_single_page_flush_ceiling")
+    writable_fraction: float = knob(0.0, unit="1", upper=1.0, doc="migrated folios migrc cannot defer")
+    natural_flush_rate_per_s: float = knob(0.0, unit="1/s", upper=1e7, doc="full flushes per CPU with no IPI")
+    other_round_rate_per_s: float = knob(0.0, unit="1/s", upper=1e7, doc="other full-flush IPI rounds of the mm")
+    reuse: Dist = knob(None, factory=lambda: Dist.exponential(5000.0), prefix=True,
+                       doc="time from a folio's migration to its reuse (us)")
     costs: TlbCosts = field(default_factory=TlbCosts)
     streams: tuple = field(default_factory=_default_streams)
-    counters: dict = field(default_factory=_default_counters)
+    counters: tuple = field(default_factory=_default_counters)
+    work_s: float = knob(1.0, unit="s", lower=1e-9, upper=1e9, doc="useful CPU time per CPU in a run")
+    working_set_mb: float | None = knob(None, kind="float", unit="MiB", lower=1e-6, upper=1e12)
+    fast_mem_mb: float | None = knob(None, kind="float", unit="MiB", lower=1e-6, upper=1e12)
+    reference_fast_mem_mb: float | None = knob(None, kind="float", unit="MiB", lower=1e-6, upper=1e12)
 
-    def __post_init__(self):
+    FREE: ClassVar = ("demotion_rate_per_s",)
+
+    @property
+    def PRIORS(self) -> dict:  # noqa: N802 - the Mechanism hook
+        return cpu_models.relative_priors(self.table_values())
+
+    def table_values(self) -> dict:
+        arch = Arch(self.arch).value if isinstance(self.arch, (Arch, str)) and self.arch in ("x86", "arm64", Arch.X86,
+                                                                                             Arch.ARM64) else "x86"
+        cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(arch)
+        costs = cpu.costs()
+        out = {k: val for k, val in costs.items() if k in TlbCosts.__dataclass_fields__}
+        for st in self.streams if isinstance(self.streams, tuple) else ():  # TLB sizes move with the CPU
+            if isinstance(st, TlbStream) and st.page_kb == 4:
+                out[f"{st.name}_entries"] = costs["itlb_entries" if st.name.startswith("itlb") else "stlb_entries"]
+        return out
+
+    def check(self) -> None:
         v.count("cpus", self.cpus)
         for name, enum_type in (("arch", Arch), ("policy", Policy)):
             val = getattr(self, name)
@@ -263,9 +306,11 @@ class TlbModel:
                 object.__setattr__(self, name, enum_type(val))
             except ValueError:
                 raise ValueError(f"{name} must be one of {[e.value for e in enum_type]}, got {val!r}") from None
-        for name in ("virtualized", "skip_inaccessible"):
+        for name in ("virtualized",):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
+        if self.skip_inaccessible is not None and not isinstance(self.skip_inaccessible, (bool, np.bool_)):
+            raise TypeError(f"skip_inaccessible must be a bool, got {type(self.skip_inaccessible).__name__}")
         for name in ("promotion_rate_per_s", "demotion_rate_per_s", "reclaim_unmap_rate_per_s"):
             v.scalar(name, getattr(self, name))
         if v.scalar("writable_fraction", self.writable_fraction) > 1:
@@ -287,11 +332,17 @@ class TlbModel:
             if not isinstance(s, TlbStream):
                 raise TypeError(f"streams[{i}] must be a TlbStream, got {type(s).__name__}")
             s.check(f"streams[{i}]")
-        for k, c in self.counters.items():
+        if isinstance(self.counters, dict) or not isinstance(self.counters, tuple):
+            raise TypeError(f"counters must be a tuple of FlushCounter, got {type(self.counters).__name__}")
+        for i, c in enumerate(self.counters):
             if not isinstance(c, FlushCounter):
-                raise TypeError(f"counters[{k!r}] must be a FlushCounter, got {type(c).__name__}")
+                raise TypeError(f"counters[{i}] must be a FlushCounter, got {type(c).__name__}")
             for f in ("per_full_flush", "per_invlpg", "background_per_s"):
-                v.scalar(f"counters[{k!r}].{f}", getattr(c, f))
+                v.scalar(f"counters[{i}].{f}", getattr(c, f))
+        if self.get("kernel") is not None:
+            from .kernel import parse_version
+
+            parse_version(self.kernel)
 
     def replace(self, **changes) -> TlbModel:
         """A changed copy (validated again)."""
@@ -299,10 +350,22 @@ class TlbModel:
 
     # --- the event streams ------------------------------------------------------------------
     @property
+    def tiering_scale(self) -> float:
+        """Migration rate at ``fast_mem_mb`` over the rate at the reference fast
+        memory: the ratio of the slow-resident shares (1 without tiering)."""
+        if self.working_set_mb is None or self.reference_fast_mem_mb is None:
+            return 1.0
+        ref = slow_share(self.reference_fast_mem_mb, self.working_set_mb)
+        if ref <= 0:
+            raise ValueError("reference_fast_mem_mb: the working set fits the reference fast memory; "
+                             "no migration to scale from")
+        return slow_share(self.fast_mem_mb or self.reference_fast_mem_mb, self.working_set_mb) / ref
+
+    @property
     def call_rate_per_s(self) -> float:
         """Migration calls per second that need a flush (PROT_NONE promotions need none)."""
-        promotions = 0.0 if self.skip_inaccessible else self.promotion_rate_per_s
-        return (self.demotion_rate_per_s + promotions) / self.batch_folios
+        promotions = 0.0 if self.switch("skip_inaccessible") else self.promotion_rate_per_s
+        return (self.demotion_rate_per_s + promotions) * self.tiering_scale / self.batch_folios
 
     @property
     def reclaim_call_rate_per_s(self) -> float:
@@ -381,6 +444,32 @@ class TlbModel:
         r["full_flushes"] += self.natural_flush_rate_per_s  # no IPI, no broadcast
         return TlbResult(self, _rates_frame(r), "analytic")
 
+    # --- as a Mechanism ----------------------------------------------------------------------
+    BASE_METRICS: ClassVar = ("tlb_shootdowns", "tlb_shootdowns_per_s", "runtime_s", "tlb_overhead_pct")
+
+    @property
+    def METRICS(self) -> tuple:  # noqa: N802 - the Model hook: the counters and streams this instance has
+        return (*self.BASE_METRICS, *(c.name for c in self.counters), *(f"{st.name}_miss_count" for st in self.streams))
+
+    def solve(self, solver: str = "analytic", **simulate_kwargs) -> Result:
+        """Rates and a run's counters (``work_s`` of work per CPU): ``result["runtime_s"]``;
+        ``result.details["rates"]`` is the :class:`TlbResult`."""
+        if solver not in ("analytic", "simulated"):
+            raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
+        res = self.analytic() if solver == "analytic" else self.simulate(**simulate_kwargs)
+        run = res.run(self.work_s)
+        units = {"runtime_s": "s", "tlb_shootdowns": "count per CPU"}
+        qs = [Quantity("tlb_shootdowns_per_s", res.rate("shootdowns"), "1/(CPU s)",
+                       float(res.rates.loc["shootdowns", "ci_low"]), float(res.rates.loc["shootdowns", "ci_high"])),
+              Quantity("tlb_overhead_pct", 100 * res.overhead, "%", 100 * res.overhead, 100 * res.overhead)]
+        qs += [Quantity(k, float(x), units.get(k, "count"), float(x), float(x)) for k, x in run.items()]
+        title = f"{self.arch.value}, {self.policy.value} flushing, {self.cpus} CPUs" + (", KVM guest" if self.virtualized else "")
+        return Result(tuple(qs), res.solver, 0.99 if solver == "simulated" else 1.0, bool(self.fitted_on), title,
+                      details={"rates": res})
+
+    def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
+        return np.full(len(rows), result[metric])
+
     # --- simulated solver -------------------------------------------------------------------
     def simulate(self, *, horizon_s: float = 20.0, warmup_s: float = 1.0, replications: int = 8,
                  seed: int = 1, threads: int | None = None, progress: bool = True) -> TlbResult:
@@ -429,6 +518,15 @@ class TlbModel:
         per_cpu = d["shootdowns"].mean(axis=0) / horizon_s
         return TlbResult(self, frame, "simulated", per_cpu_shootdowns_per_s=per_cpu,
                          events=float(d["events"].sum()))
+
+
+#: share of the fast node the application can hold (kernel, page cache, watermarks)
+FAST_NODE_USABLE = 0.9
+
+
+def slow_share(fast_mem_mb: float, working_set_mb: float) -> float:
+    """Share of a uniformly accessed working set that lives in the slow tier."""
+    return max(0.0, 1.0 - FAST_NODE_USABLE * fast_mem_mb / working_set_mb)
 
 
 def deferred_flush_rate(lam_d: float, kappa: float, reuse: Dist, batch_folios: int) -> float:
@@ -568,8 +666,8 @@ class TlbResult:
         t = self.runtime_s(work_s)
         cpu_s = m.cpus * t
         out = {"runtime_s": t, "tlb_shootdowns": self.rate("shootdowns") * t}
-        for metric, c in m.counters.items():
-            out[metric] = cpu_s * (c.per_full_flush * self.rate("full_flushes") + c.per_invlpg * self.rate("invlpg")
+        for c in m.counters:
+            out[c.name] = cpu_s * (c.per_full_flush * self.rate("full_flushes") + c.per_invlpg * self.rate("invlpg")
                                    + c.background_per_s)
         for s in m.streams:
             out[f"{s.name}_miss_count"] = m.cpus * work_s * s.misses_per_work_s + cpu_s * self.rate("full_flushes") * s.refill

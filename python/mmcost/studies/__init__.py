@@ -1,0 +1,38 @@
+"""Studies: one module per bundled source, the same stem as its ``data/<id>`` folder.
+
+A study is small: which source, which mechanism, which fields are fitted,
+the mechanism's defaults read from the source's ``source.toml`` (``[model]``,
+``[variants.<name>]``), and its tables and figures. It holds no solver logic.
+
+    from mmcost import studies
+    studies.names()                          # the bundled sources with a study
+    studies.get("small_thp_swapout").fit()   # its fit (a FitResult)
+    studies.get("small_thp_swapout").held_out()  # published, predicted, lo, hi, error
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import import_module
+
+from ._study import HELD_OUT_COLUMNS, Section, Study
+
+_NAMES = ("migrc_tlb", "small_thp_swapout", "swap_alloc_locks", "swap_alloc_locks_cover", "swapcache_wb_tags")
+
+
+def names() -> list[str]:
+    """The ids of the sources with a study (``mmcost.datasets.names()`` lists all sources)."""
+    return list(_NAMES)
+
+
+@lru_cache(maxsize=None)
+def get(source_id: str) -> Study:
+    """The study of ``source_id`` (one instance per process: its fit is computed once)."""
+    if not isinstance(source_id, str):
+        raise TypeError(f"source_id must be a string, got {type(source_id).__name__}")
+    if source_id not in _NAMES:
+        raise ValueError(f"no study for {source_id!r}; studies: {list(_NAMES)}")
+    return import_module(f".{source_id}", __name__).study
+
+
+__all__ = ["HELD_OUT_COLUMNS", "Section", "Study", "get", "names"]

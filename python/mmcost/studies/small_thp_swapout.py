@@ -1,0 +1,81 @@
+"""Seed 000: usemem swap-out of 4K, 64K and 2M folios on Ampere Altra, three kernels.
+
+Mechanism: :class:`mmcost.swap.SwapModel` with the source's defaults
+(``[model]`` in source.toml: Altra, 80 cores, v6.6 + anonfolio) and one
+switch per kernel variant (``swap_whole_mthp``: the baseline splits 64K
+folios before swap-out, patch 2 swaps them out whole). The rows carry the
+rest (70 processes, 1 GiB each, 40 GiB memcg, brd, arm64).
+
+The table holds changes against the 4K baseline, so only cost ratios matter.
+Free: the split cost per subpage, one core's write bandwidth (clear_page and
+brd's memcpy) and the broadcast TLBI cost at the DVM node. The other costs
+stay at their priors and vary in the bands. Held out: each cell predicted by
+a fit to the other eight.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import plot, report
+from ..swap import SwapModel
+from ._study import Section, Study
+
+LABELS = {4: "4K Page", 64: "64K THP", 2048: "2M THP"}
+
+
+class SmallThpSwapout(Study):
+    id = "small_thp_swapout"
+    mechanism = SwapModel
+    free = ("split_us_per_page", "core_write_gb_s", "tlbi_us")
+
+    def fit_rows(self) -> pd.DataFrame:
+        """The 3 x 3 table, with each change's standard error computed from the
+        two configurations' published relative standard deviations (5 runs
+        each): sd(change) = (1 + change) sqrt(r_self^2 + r_ref^2) / sqrt(n), in points."""
+        df = self.data()
+        d = df[df["metric"] == "usemem_throughput_kib_s_change_pct"].copy()
+        ref = d[(d["variant"] == d["baseline"]) & (d["folio_kb"] == d["baseline_folio_kb"])]
+        r_ref = float(ref["stddev_pct"].iloc[0]) / 100
+        r_self = d["stddev_pct"].astype(float) / 100
+        d["stddev"] = (100 + d["value"].astype(float)) * np.sqrt(r_self**2 + r_ref**2) / np.sqrt(d["n_runs"].astype(float))
+        return d.reset_index(drop=True)
+
+    def held_out(self) -> pd.DataFrame:
+        rows, pred = self._leave_one_out()
+        config = [f"{LABELS.get(int(r.folio_kb), r.folio_kb)}, {r.variant}" for r in rows.itertuples()]
+        return self._held_out_frame(rows, config, pred)
+
+    def sections(self) -> list[Section]:
+        df = self.data()
+        mean = report.markdown_table(df, row="folio_kb", column="variant", fmt="{:.1f}%", row_labels=LABELS,
+                                     corner="alloc size")
+        rsd = report.markdown_table(df, row="folio_kb", column="variant", value="stddev_pct", fmt="{:.1f}%",
+                                    row_labels=LABELS, corner="alloc size")
+        fig = plot.before_after(df, "usemem_throughput_kib_s_change_pct", list(dict.fromkeys(df["variant"])),
+                                by="folio_kb")
+        fit = self.fit()
+        res = fit.residuals
+        fitted = report.markdown_table(res, row="folio_kb", column="variant", value="measured", fmt="{:.1f}%",
+                                       row_labels=LABELS, corner="alloc size", model=res.assign(best=res["predicted"]))
+        held = self.held_out()
+        err = held["error"].abs()
+        loo = self.fit_rows().assign(best=held["predicted"].to_numpy())
+        held_text = report.markdown_table(loo, row="folio_kb", column="variant", value="value", fmt="{:.1f}%",
+                                          row_labels=LABELS, corner="alloc size", model=loo)
+        held_text += (f"\nleave-one-out absolute error over the 9 cells: median {err.median():.1f} points, "
+                      f"max {err.max():.1f} points")
+        band = plot.scaling(fit, "folio_kb", "usemem_throughput_kib_s_change_pct",
+                            xs=[4, 16, 32, 64, 128, 256, 512, 2048], logx=True, fixed_priors=True, n_samples=60,
+                            configs={"variant": "swap-file-small-thp", "baseline": "baseline", "baseline_folio_kb": 4,
+                                     "processes": 70, "memcg_mb": 40 * 1024, "swap_device": "brd", "arch": "arm64"})
+        return [Section("usemem throughput vs 4K/baseline (mean of 5)", mean, fig, "small_thp_swapout_change.png"),
+                Section("standard deviation as % of mean", rsd),
+                Section("swap model (mmcost.swap.SwapModel), fit", str(fit)),
+                Section("swap model: measured (model), change vs 4K/baseline", fitted),
+                Section("swap model: measured (each cell predicted by a fit to the other eight)", held_text, band,
+                        "small_thp_swapout_folio_sizes.png")]
+
+
+study = SmallThpSwapout()

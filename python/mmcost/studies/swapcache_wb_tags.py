@@ -1,0 +1,79 @@
+"""Seed 004: vm-scalability swap-w-seq on v4.7-era x86, writeback tags on or off.
+
+Mechanism: :class:`mmcost.swap.SwapModel` as that kernel ran (``kernel =
+"4.7"``: the profile's ``shrink_zone_memcg`` predates v4.8's node LRU): one
+swap cache tree lock per swap device (before v4.10's 64 MiB trunks), taken
+with interrupts off at ``__add_to_swap_cache`` and ``__remove_mapping`` and,
+with writeback tags, at ``__test_set_page_writeback`` and
+``test_clear_page_writeback``; no per-CPU slot cache (v4.11), so every page
+takes ``si->lock``; 8 single-threaded processes whose pages share one LRU,
+so most unmaps IPI another process's CPU; PMEM written by the CPU.
+
+Free: the per-page reclaim cost and the two tree-lock holds, fitted to the
+base kernel only (throughput, swap-out rate, the four call sites' cycle
+shares). Held out: the patched kernel (``writeback_tags`` off), every
+published change. The swapped share is the base kernel's own swap-out /
+throughput ratio (no memcg: the test fills RAM and part of swap).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import plot, report
+from ..swap import SwapModel, site_of
+from ._study import Section, Study
+
+EXPERIMENT = "vm_scalability_swap_w_seq"
+
+
+class SwapcacheWbTags(Study):
+    id = "swapcache_wb_tags"
+    mechanism = SwapModel
+    free = ("reclaim_us", "swapcache_us", "tag_hold_us")
+
+    def swapped_share(self) -> float:
+        """Swap-out rate / write throughput of the base kernel: the share of written bytes swapped."""
+        part = self.lkp()
+        part = part[part["variant"] == "base"].set_index("metric")["value"]
+        return float(part["swapout_kib_s"]) / float(part["vm_scalability_throughput_kib_s"])
+
+    def model(self):
+        return super().model().set(memcg_mb=None, swapped_share=self.swapped_share())
+
+    def lkp(self) -> pd.DataFrame:
+        df = self.data()
+        return df[df["experiment"] == EXPERIMENT]
+
+    def fit_rows(self) -> pd.DataFrame:
+        lkp = self.lkp()
+        return lkp[(lkp["variant"] == "base") & lkp["metric"].isin(SwapModel.METRICS)].reset_index(drop=True)
+
+    def held_out(self) -> pd.DataFrame:
+        lkp = self.lkp()
+        after = lkp[(lkp["variant"] == "base+patch") & lkp["metric"].str.endswith("_change_pct")]
+        after = after[after["metric"].str.removesuffix("_change_pct").isin(SwapModel.METRICS)].reset_index(drop=True)
+        pred = self.fit().predict(after, interval=self.level, n_samples=100, seed=4)
+        config = ["base+patch" + (f", {site_of(c)}" if isinstance(c, str) else "") for c in after["call_site"]]
+        return self._held_out_frame(after, config, pred)
+
+    def sections(self) -> list[Section]:
+        lkp = self.lkp()
+        rows = report.compare(lkp, "base", "base+patch")
+        fig = plot.call_site_shares(lkp)
+        fit = self.fit()
+        held = self.held_out()
+        lines = [f"{'held out: base+patch change':<46} {'published':>9} {'model':>8} {'90% band':>14}"]
+        for r in held.itertuples():
+            name = r.metric.removesuffix("_change_pct").replace("cycles_share_pct", "share")
+            site = r.configuration.split(", ")[1] if ", " in r.configuration else ""
+            lines.append(f"{(name + ' ' + site).strip():<46} {r.published:>+8.1f}% {r.predicted:>+7.1f}% "
+                         f"[{r.lo:+.0f}, {r.hi:+.0f}]")
+        lines.append("fitted to the base kernel only (kernel 4.7 era, PMEM, 8 processes)")
+        return [Section("vm-scalability swap-w-seq, 8 processes, PMEM swap",
+                        report.lkp_block(rows, "base", "base+patch"), fig, "swapcache_wb_tags_call_sites.png"),
+                Section("whole swap-out path (mmcost.swap.SwapModel), fit to the base kernel", str(fit)),
+                Section("whole swap-out path: the patched kernel predicted", "\n".join(lines))]
+
+
+study = SwapcacheWbTags()
