@@ -178,6 +178,8 @@ def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()
     if kind == "float":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
             raise TypeError(f"{name} must be a number, got {value!r}")
+        if math.isnan(value):
+            raise ValueError(f"{name} must be a number, got nan")
         return float(value)
     if kind == "str":
         if isinstance(value, enum.Enum):
@@ -272,7 +274,7 @@ class Mechanism(Model):
             if name not in leaves:
                 raise ValueError(f"{type(self).__name__} has no field {name!r}; known: {sorted(leaves)}")
             lf = leaves[name]
-            val = None if missing(val) else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases)
+            val = None if val is None or val is pd.NA else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases)
             key = lf.path[0][1]
             if len(lf.path) == 1:
                 top[key] = val
@@ -390,7 +392,9 @@ class Mechanism(Model):
         moving table-derived leaves with their tables."""
         over = {k: v for k, v in overrides.items() if not missing(v)}
         variant = over.pop("variant", None)
-        if variant is not None and variant in self.variants:
+        if variant is not None and self.variants:
+            if variant not in self.variants:
+                raise ValueError(f"variant: {variant!r} is not one of this model's variants {list(self.variants)}")
             over = {**self.variants[variant], **over}
         over = {k: v for k, v in over.items() if k in self.leaves}
         if not over:
