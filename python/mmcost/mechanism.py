@@ -406,7 +406,13 @@ class Mechanism(Model):
             moved = {}
             for k, t_new in new_t.items():
                 t_old = old_t.get(k)
-                if k in over or t_old is None or t_old == t_new or t_old <= 0:
+                if k in over or k not in new.leaves or t_old is None or t_old == t_new:
+                    continue
+                if not isinstance(t_old, (int, float)) or isinstance(t_old, bool):
+                    if new.get(k) == t_old:  # a choice (arch) that followed its table follows it on
+                        moved[k] = t_new
+                    continue
+                if t_old <= 0 or new.get(k) is None:
                     continue
                 moved[k] = new.get(k) * t_new / t_old
             if moved:
@@ -451,8 +457,9 @@ class Mechanism(Model):
         for name, lf in self.leaves.items():
             val = _get(self, lf.path)
             p = params.get(name)
+            unit = p.unit if p else (lf.knob.unit or (unit_of_name(name) if lf.kind in ("float", "int") else ""))
             rows.append(dict(field=name, value=val.value if isinstance(val, enum.Enum) else val, kind=lf.kind,
-                             unit=lf.knob.unit, free=bool(p and p.free),
+                             unit=unit, free=bool(p and p.free),
                              kernel_switch=lf.knob.kernel,
                              prior="" if not (p and p.prior) else f"{p.prior.value:g} ± {p.prior.width:g} ({p.prior.source})",
                              doc=lf.knob.doc))

@@ -82,6 +82,14 @@ METRICS: dict[str, tuple[str, str]] = {
     "swpout_fallback_count": ("count", "mTHP swpout_fallback"),
     "fault_fallback_charge_count": ("count", "mTHP anon_fault_fallback_charge: memcg charge failed"),
     "split_count": ("count", "mTHP split"),
+    # /proc/vmstat event counters (mmcost.parse.vmstat: <name>_count)
+    "pswpout_count": ("count", "/proc/vmstat pswpout: pages swapped out"),
+    "pgfault_count": ("count", "/proc/vmstat pgfault: page faults"),
+    "pgmajfault_count": ("count", "/proc/vmstat pgmajfault: major page faults"),
+    "thp_fault_alloc_count": ("count", "/proc/vmstat thp_fault_alloc: PMD THP faults that got a huge page"),
+    "thp_fault_fallback_count": ("count", "/proc/vmstat thp_fault_fallback: PMD THP faults that fell back"),
+    "thp_swpout_count": ("count", "/proc/vmstat thp_swpout: PMD THPs swapped out whole"),
+    "thp_swpout_fallback_count": ("count", "/proc/vmstat thp_swpout_fallback: PMD THPs split before swap-out"),
     # a micro-benchmark whose unit the source does not print (kept as printed, unit "unstated")
     "swapout_result": ("unstated", "a swap-out micro-benchmark's per-run result, unit not printed by the source"),
     "swapin_result": ("unstated", "a swap-in micro-benchmark's per-run result, unit not printed by the source"),

@@ -51,6 +51,12 @@ EXTRA_COLUMNS: dict[str, str] = {
     "bound": "string",  # 'at_most': a claim such as 'reduced over 90%' bounds the value
     "fast_mem_mb": "Int64",  # tiered memory: the CPU-attached (fast) node(s)
     "slow_mem_mb": "Int64",  # tiered memory: the CPU-less (slow) node(s)
+    # mechanism fields a user's runs often carry (any field of a mechanism may be a column)
+    "compressor": "string",  # zram comp_algorithm / zswap compressor
+    "kernel": "string",  # kernel version: selects the mechanism switches (mmcost.kernel)
+    "cpu_model": "string",  # CPU preset (mmcost.cpu_models)
+    "large_share": "float64",  # share of bytes faulted as the requested large folio size
+    "run": "string",  # which run of a matrix a row belongs to
 }
 
 #: The configuration columns (what a model takes as input).
@@ -66,6 +72,10 @@ CONFIG_COLUMNS = [
     "swap_mb",
     "virtualized",
     "numa_nodes",
+    "compressor",
+    "kernel",
+    "cpu_model",
+    "large_share",
 ]
 
 

@@ -147,9 +147,10 @@ def duration_s(s: str) -> float:
 def frame(fmt: str, rows: list[dict], context: dict) -> pd.DataFrame:
     """Rows -> the tidy schema, with the caller's context (experiment, variant,
     configuration) filled in every row."""
-    unknown = [k for k in context if k not in schema.COLUMNS]
+    allowed = [*schema.COLUMNS, *(c for c in schema.CONFIG_COLUMNS if c not in schema.COLUMNS), "run"]
+    unknown = [k for k in context if k not in allowed]
     if unknown:
-        raise TypeError(f"{fmt}: unknown column(s) {unknown}; allowed: {list(schema.COLUMNS)}")
+        raise TypeError(f"{fmt}: unknown column(s) {unknown}; allowed: {allowed}")
     if not rows:
         raise ParseError(fmt, None, "nothing parsed")
     for r in rows:

@@ -1,0 +1,148 @@
+"""The mechanisms as models: fitted directly to synthetic frames made from known
+parameters, with configuration columns varying per row; the parameters come
+back within their reported errors and predict() gives bands for other knobs.
+Plus the generic rules: free=[...], column overrides, variants, kernel and
+CPU tables, pickling, bad input."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from mmcost.locks import LockSystem
+from mmcost.swap import SwapModel
+from mmcost.tlb import TlbModel
+
+RNG = np.random.default_rng(2026)
+
+
+def synthetic(model, rows: pd.DataFrame, rel: float = 0.01) -> pd.DataFrame:
+    """The model's own predictions with Gaussian noise of ``rel``, stddev published."""
+    truth = model.evaluate(rows)
+    out = rows.copy()
+    out["value"] = truth * (1 + rel * RNG.standard_normal(len(rows)))
+    out["stddev"] = rel * np.abs(truth)
+    return out
+
+
+def recovered(fit, truth: dict, k: float = 4.0):
+    for name, value in truth.items():
+        assert abs(fit.params[name] - value) < k * fit.stderr[name], (name, fit.params[name], value, fit.stderr[name])
+
+
+def test_swap_model_recovers_its_costs_from_varied_configurations():
+    truth = dict(reclaim_us=4.5, core_write_gb_s=5.0, fault_us=2.2)
+    gen = SwapModel(**truth)
+    configs = []
+    for kb in (4, 16, 64, 2048):
+        for procs, cpus in ((1, 1), (2, 2), (4, 2)):
+            for dev, comp, virt, kernel in (("zram", "lzo-rle", False, "6.18"), ("zram", "zstd", True, "6.18"),
+                                            ("brd", "lz4", False, "6.12"), ("nvme", "lz4", True, "6.18")):
+                configs.append(dict(folio_kb=kb, processes=procs, cpus=cpus, swap_device=dev, compressor=comp,
+                                    virtualized=virt, kernel=kernel, memcg_mb=384, bytes_per_process=2**30))
+    rows = pd.DataFrame([{**c, "metric": m} for c in configs for m in ("usemem_throughput_kib_s", "sys_time_s")])
+    data = synthetic(gen, rows)
+    fit = SwapModel().fit(data, free=list(truth))
+    recovered(fit, truth)
+    ask = pd.DataFrame([dict(metric="swapout_kib_s", folio_kb=kb, processes=p, cpus=c, swap_device="zram",
+                             virtualized=True, memcg_mb=m, bytes_per_process=2**30)
+                        for kb, p, c, m in ((32, 3, 2, 512), (128, 8, 4, 1024), (4, 16, 8, 2048))])
+    pred = fit.predict(ask, interval=0.9, n_samples=60)
+    assert (pred["lo"] <= pred["best"]).all() and (pred["best"] <= pred["hi"]).all() and (pred["lo"] > 0).all()
+
+
+def test_a_users_usemem_frame_fits_with_the_default_free_set():
+    """The issue's frame: metric, value and the configuration columns a user has."""
+    gen = SwapModel(reclaim_us=3.6, core_write_gb_s=7.0)
+    rows = pd.DataFrame([dict(metric="usemem_throughput_kib_s", folio_kb=kb, processes=p, cpus=2, memcg_mb=m,
+                              bytes_per_process=1536 * 2**20, swap_device="zram", compressor="lzo-rle",
+                              virtualized=True, arch="x86_64", large_share=ls)
+                         for kb, ls in ((4, 1.0), (16, 0.94), (64, 0.63), (2048, 0.2))
+                         for p in (1, 2) for m in (256, 512)])
+    data = synthetic(gen, rows, rel=0.02)
+    fit = SwapModel().fit(data)
+    assert set(fit.names) == set(SwapModel.FREE)
+    recovered(fit, dict(reclaim_us=3.6, core_write_gb_s=7.0))
+    ask = pd.DataFrame([dict(metric="usemem_throughput_kib_s", folio_kb=kb, processes=p, cpus=2, memcg_mb=m,
+                             bytes_per_process=1536 * 2**20, swap_device="zram", virtualized=True, arch="x86")
+                        for kb, p, m in ((32, 1, 384), (128, 3, 768), (256, 2, 1024))])
+    pred = fit.predict(ask, interval=0.9, n_samples=60)
+    assert list(pred.columns[-4:]) == ["best", "mean", "lo", "hi"] and (pred["hi"] > pred["lo"]).all()
+
+
+def test_tlb_model_recovers_its_rates_across_cpus_guests_and_policies():
+    truth = dict(demotion_rate_per_s=3e4, irq_us=1.7)
+    gen = TlbModel(work_s=100.0).set(**truth)  # nested fields (costs.irq_us) by their flat names
+    rows = pd.DataFrame([dict(metric=m, cpus=n, virtualized=virt, policy=pol)
+                         for n in (4, 16, 64) for virt in (False, True) for pol in ("immediate", "batched")
+                         for m in ("tlb_shootdowns_per_s", "tlb_overhead_pct")])
+    data = synthetic(gen, rows)
+    fit = TlbModel(work_s=100.0).fit(data, free=list(truth))
+    recovered(fit, truth)
+    pred = fit.predict(pd.DataFrame([dict(metric="tlb_overhead_pct", cpus=32, virtualized=True,
+                                          policy="batched", batch_folios=512)]), n_samples=60)
+    assert pred["lo"].iloc[0] <= pred["best"].iloc[0] <= pred["hi"].iloc[0]
+
+
+def test_lock_system_recovers_hold_and_work_from_a_cpu_sweep():
+    truth = dict(critical_section_hold_us=0.35, work_us=2.5)
+    gen = LockSystem().set(**truth)
+    rows = pd.DataFrame([dict(metric=m, cpus=n, lock="lock") for n in (1, 2, 4, 8, 16, 32)
+                         for m in ("operations_per_s", "lock_wait_avg_us")])
+    rows = rows[~((rows["metric"] == "lock_wait_avg_us") & (rows["cpus"] == 1))]  # nobody waits alone
+    data = synthetic(gen, rows)
+    fit = LockSystem().fit(data, free=list(truth))
+    recovered(fit, truth)
+    pred = fit.predict(pd.DataFrame({"metric": ["operations_per_s"], "cpus": [64], "lock": ["lock"]}), n_samples=60)
+    assert pred["lo"].iloc[0] <= pred["best"].iloc[0] <= pred["hi"].iloc[0]
+
+
+# --- the generic rules --------------------------------------------------------------------------
+def test_a_column_named_like_a_field_overrides_it_for_its_row():
+    m = SwapModel()
+    rows = pd.DataFrame({"metric": ["swapout_kib_s"] * 3, "processes": [1, 2, np.nan]})
+    a, b, c = m.evaluate(rows)
+    assert a == c == m.solve()["swapout_kib_s"] and b == m.set(processes=2).solve()["swapout_kib_s"]
+    with pytest.raises(TypeError, match="processes"):
+        m.evaluate(rows.assign(processes=["many", 2, 1]))
+
+
+def test_free_must_name_fittable_fields():
+    with pytest.raises(ValueError, match="no field 'zero_us'"):
+        SwapModel().with_free(["zero_us"])
+    with pytest.raises(ValueError, match="processes is a count"):
+        SwapModel().with_free(["processes"])
+    with pytest.raises(ValueError, match="virtualized is a switch"):
+        SwapModel().with_free(["virtualized"])
+    with pytest.raises(TypeError, match="free"):
+        SwapModel().with_free("reclaim_us")
+
+
+def test_variants_map_a_variant_column_and_refuse_unknown_ones():
+    m = SwapModel(kernel="6.9", folio_kb=64, variants={"old": {"swap_whole_mthp": False}, "new": {"swap_whole_mthp": True}})
+    rows = pd.DataFrame({"metric": ["swapout_kib_s_change_pct"], "variant": ["new"], "baseline": ["old"]})
+    assert m.evaluate(rows)[0] > 0  # whole 64K folios beat split ones
+    with pytest.raises(ValueError, match="variant"):
+        m.evaluate(rows.assign(variant="newer"))
+    with pytest.raises(ValueError, match="variants"):
+        SwapModel(variants={"x": {"no_such_field": 1}})
+
+
+def test_a_cost_moves_with_the_cpu_preset():
+    """Table-derived costs follow a row's cpu_model in proportion to the presets; a fitted value keeps its ratio."""
+    m = SwapModel(cpu_model="generic-x86")
+    moved = m.configure(cpu_model="zen3-epyc")
+    assert moved.ipi_send_us == pytest.approx(m.ipi_send_us * 2.5 / 2.45)
+    fitted = m.set(ipi_send_us=2 * m.ipi_send_us).configure(cpu_model="zen3-epyc")
+    assert fitted.ipi_send_us == pytest.approx(2 * moved.ipi_send_us)
+    assert m.configure(cpu_model="ampere-altra").arch == "arm64"
+
+
+def test_mechanisms_pickle_and_describe_themselves():
+    for m in (SwapModel(), TlbModel(), LockSystem()):
+        m.solve()
+        back = pickle.loads(pickle.dumps(m))
+        assert back == m and back.solve()[back.solve().quantities[0].name] == m.solve()[m.solve().quantities[0].name]
+        d = m.describe()
+        assert {"field", "value", "kind", "unit", "free", "prior"} <= set(d.columns)
+        assert (d.loc[d["kind"] == "float", "unit"] != "").all()
