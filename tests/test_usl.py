@@ -23,13 +23,13 @@ BOOK = dict(sigma=0.02671591, kappa=7.690945e-4, lam=995.6486, n_max=35, x_max=1
 
 def test_cisco_fit_reproduces_book_coefficients():
     fit = queueing.usl_fit(np.arange(1, 33), CISCO_X)
-    assert fit.sigma == pytest.approx(BOOK["sigma"], rel=2e-4)
-    assert fit.kappa == pytest.approx(BOOK["kappa"], rel=2e-4)
-    assert fit.lam == pytest.approx(BOOK["lam"], rel=2e-4)
-    assert int(fit.n_max) == BOOK["n_max"]  # the book (and usl4j) floor N_max to an integer
+    for name in ("sigma", "kappa", "lam"):
+        assert fit.params[name] == pytest.approx(BOOK[name], rel=2e-4)
+    n_max, x_max = fit.model.peak()
+    assert int(n_max) == BOOK["n_max"]  # the book (and usl4j) floor N_max to an integer
     # The book's X_max is the throughput at that integer N, truncated.
-    assert int(fit.predict(BOOK["n_max"])) == BOOK["x_max"]
-    assert fit.x_max >= fit.predict(BOOK["n_max"])  # the continuous peak is at N = 35.57
+    assert int(fit.model.throughput(BOOK["n_max"])) == BOOK["x_max"]
+    assert x_max >= fit.model.throughput(BOOK["n_max"])  # the continuous peak is at N = 35.57
     assert fit.dof == 29
 
 
@@ -41,7 +41,7 @@ def test_standard_errors_agree_with_scipy_curve_fit():
         return lam * n / (1 + s * (n - 1) + k * n * (n - 1))
 
     popt, pcov = curve_fit(f, n, CISCO_X, p0=[0.03, 1e-3, 1000.0])
-    np.testing.assert_allclose([fit.sigma, fit.kappa, fit.lam], popt, rtol=1e-5)  # two optimisers' tolerances
+    np.testing.assert_allclose([fit.params[p] for p in ("sigma", "kappa", "lam")], popt, rtol=1e-5)  # two optimisers' tolerances
     np.testing.assert_allclose([fit.stderr[p] for p in ("sigma", "kappa", "lam")], np.sqrt(np.diag(pcov)), rtol=1e-3)
     assert fit.correlation.loc["sigma", "sigma"] == pytest.approx(1.0)
 
@@ -51,8 +51,8 @@ def test_r_usl_package_coef_example():
     # 0.02, printed to 4 decimals; the package recovers 0.02 and 0.02 to 3
     # significant digits (tests/coef.Rout.save).
     fit = queueing.usl_fit([1, 2, 4, 6, 8, 10], [1, 1.8868, 3.0769, 3.5294, 3.5398, 3.3557])
-    assert float(f"{fit.sigma:.3g}") == 0.02
-    assert float(f"{fit.kappa:.3g}") == 0.02
+    assert float(f"{fit.params['sigma']:.3g}") == 0.02
+    assert float(f"{fit.params['kappa']:.3g}") == 0.02
 
 
 def test_usl_closed_form_values():
@@ -75,6 +75,9 @@ def test_usl_fit_warns_when_not_identifiable():
 def test_reprs():
     fit = queueing.usl_fit(np.arange(1, 33), CISCO_X)
     assert "sigma" in str(fit) and "<table>" in fit._repr_html_()
+    from mmcost.fit import FitResult
+
+    assert isinstance(fit, FitResult)  # the one result type of every fit
 
 
 @pytest.mark.parametrize(

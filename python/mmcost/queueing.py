@@ -30,7 +30,6 @@ __all__ = [
     "machine_repairman",
     "usl",
     "usl_fit",
-    "UslFit",
 ]
 
 
@@ -207,59 +206,7 @@ def usl(n, sigma, kappa, lam):
     return float(x[0]) if scalar_in else np.asarray(x)
 
 
-@dataclass(frozen=True)
-class UslFit:
-    """Least-squares fit of the USL to throughput-vs-N data.
-
-    Attributes: ``sigma``, ``kappa``, ``lam`` (estimates), ``stderr`` (dict of
-    standard errors), ``covariance`` and ``correlation`` (DataFrames),
-    ``rss`` (residual sum of squares), ``dof`` (points - 3), ``n_max`` (the
-    peak sqrt((1 - sigma) / kappa), inf when kappa = 0), ``x_max``.
-    """
-
-    sigma: float
-    kappa: float
-    lam: float
-    stderr: dict
-    covariance: pd.DataFrame = field(repr=False)
-    correlation: pd.DataFrame = field(repr=False)
-    rss: float
-    dof: int
-
-    @property
-    def n_max(self) -> float:
-        return float(np.sqrt((1 - self.sigma) / self.kappa)) if self.kappa > 0 else float("inf")
-
-    @property
-    def x_max(self) -> float:
-        """Peak throughput; with kappa = 0 the asymptote lam / sigma."""
-        if self.kappa > 0:
-            return usl(self.n_max, self.sigma, self.kappa, self.lam)
-        return self.lam / self.sigma if self.sigma > 0 else float("inf")
-
-    def predict(self, n):
-        """Throughput at ``n`` with the fitted coefficients."""
-        return usl(n, self.sigma, self.kappa, self.lam)
-
-    def _rows(self):
-        return [(p, getattr(self, p), self.stderr[p]) for p in ("sigma", "kappa", "lam")]
-
-    def __str__(self) -> str:
-        lines = ["USL fit: X(N) = lam N / (1 + sigma (N-1) + kappa N (N-1))"]
-        lines += [f"  {p:<6} = {val:.6g} ± {err:.2g}" for p, val, err in self._rows()]
-        lines.append(f"  peak at N = {self.n_max:.4g}, X = {self.x_max:.6g}; rss = {self.rss:.6g}, dof = {self.dof}")
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td>{p}</td><td>{val:.6g}</td><td>{err:.2g}</td></tr>" for p, val, err in self._rows())
-        return (
-            "<table><caption>USL fit</caption><tr><th>parameter</th><th>value</th><th>stderr</th></tr>"
-            f"{rows}</table><p>peak N = {self.n_max:.4g}, X = {self.x_max:.6g}; "
-            f"rss = {self.rss:.6g}, dof = {self.dof}</p>"
-        )
-
-
-def usl_fit(n, throughput) -> UslFit:
+def usl_fit(n, throughput):
     """Fit (sigma, kappa, lam) to measured throughput by least squares.
 
     Unweighted least squares on throughput, as the R ``usl`` package and
@@ -268,6 +215,11 @@ def usl_fit(n, throughput) -> UslFit:
     by rss / (m - 3). sigma and kappa are bounded to [0, 1], lam > 0; lam starts
     at X/N of the smallest N. Too few points or a near-singular Jacobian give a
     :class:`mmcost.fit.NotIdentifiableWarning`.
+
+    Returns the same :class:`mmcost.fit.FitResult` as every other fit:
+    ``fit.params["sigma"]``, ``fit.stderr``, ``fit.correlation``, ``fit.chi2``
+    (the residual sum of squares), ``fit.dof``; ``fit.model.throughput(n)``
+    and ``fit.model.peak()`` (N_max, X_max) evaluate the fitted law.
     """
     from .usl import UslModel
 
@@ -277,16 +229,4 @@ def usl_fit(n, throughput) -> UslFit:
     if np.unique(ns).size < 3:
         raise ValueError("n must contain at least 3 distinct values to fit 3 USL coefficients")
     df = pd.DataFrame({"metric": "throughput", "value": x, "stddev": 1.0, "n": ns})
-    f = UslModel(n_column="n").fit(df, absolute_sigma=False)
-    names = ["sigma", "kappa", "lam"]
-    cov = f.covariance.loc[names, names]
-    return UslFit(
-        sigma=f.params["sigma"],
-        kappa=f.params["kappa"],
-        lam=f.params["lam"],
-        stderr={k: f.stderr[k] for k in names},
-        covariance=cov,
-        correlation=f.correlation.loc[names, names],
-        rss=f.chi2,
-        dof=f.dof,
-    )
+    return UslModel(n_column="n").fit(df, absolute_sigma=False)

@@ -45,6 +45,20 @@ class UslModel(Model):
             raise ValueError(f"usl: {self.n_column!r} must be a positive number in every row")
         return queueing.usl(n, p["sigma"], p["kappa"], p["lam"])
 
+    def throughput(self, n):
+        """X(N) at this model's coefficients (a float for a scalar ``n``)."""
+        v = self.values()
+        return queueing.usl(n, v["sigma"], v["kappa"], v["lam"])
+
+    def peak(self) -> tuple[float, float]:
+        """(N_max, X_max): the peak at sqrt((1 - sigma) / kappa); with kappa = 0
+        no peak (inf) and the asymptote lam / sigma."""
+        v = self.values()
+        if v["kappa"] > 0:
+            n = float(np.sqrt((1 - v["sigma"]) / v["kappa"]))
+            return n, self.throughput(n)
+        return math.inf, (v["lam"] / v["sigma"] if v["sigma"] > 0 else math.inf)
+
     def fit(self, df: pd.DataFrame, **kwargs):
         """Fit; unless ``x0`` is given, lam starts at X/N of the smallest N."""
         if "x0" not in kwargs and isinstance(df, pd.DataFrame) and self.n_column in df and len(df):
