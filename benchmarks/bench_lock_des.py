@@ -26,8 +26,11 @@ import numpy as np
 from mmcost import _core, queueing
 
 CPUS, WORK_US, HOLD_US = 8, 2.0, 0.5
-LOCKS = [("lock", 0, 0.0, 0.0, 1)]
-STAGES = [(-1, "work", 1, WORK_US, 0.0, [], False), (0, "cs", 1, HOLD_US, 0.0, [], False)]
+LOCKS = [_core.locks.LockSpec(name="lock")]
+STAGES = [_core.locks.Stage(lock=-1, site="work", time=_core.sim.Distribution(kind=_core.sim.DistKind.exponential,
+                                                                             mean=WORK_US)),
+          _core.locks.Stage(lock=0, site="cs", time=_core.sim.Distribution(kind=_core.sim.DistKind.exponential,
+                                                                          mean=HOLD_US))]
 
 
 def simpy_run(acquisitions: int, seed: int = 1):
@@ -60,7 +63,8 @@ def simpy_run(acquisitions: int, seed: int = 1):
 
 def mmcost_run(acquisitions: int, replications: int = 1, threads: int = 1, seed: int = 1):
     t = time.perf_counter()
-    d = _core.locks.simulate(CPUS, LOCKS, STAGES, 0, acquisitions, replications, threads, seed)
+    params = _core.locks.LockSimParams(cpus=CPUS, locks=LOCKS, stages=STAGES, warmup_ops=0, ops=acquisitions)
+    d = _core.locks.simulate(params, replications, threads, seed)
     wall = time.perf_counter() - t
     return wall, float(np.mean(d["ops"] / d["time"])), float(d["events"].sum())
 

@@ -158,9 +158,16 @@ def test_simulate_arguments_and_core_checks():
         s.simulate(ops=0)
     from mmcost import _core
     with pytest.raises(ValueError, match=r"stages\[0\].lock"):  # the core checks too
-        _core.locks.simulate(2, [("L", 0, 0.0, 0.0, 1)], [(5, "cs", 1, 1.0, 0.0, [], False)], 10, 100, 2, 1, 0)
+        exp1 = _core.sim.Distribution(kind=_core.sim.DistKind.exponential, mean=1.0)
+        bad = _core.locks.LockSimParams(cpus=2, locks=[_core.locks.LockSpec(name="L")],
+                                        stages=[_core.locks.Stage(lock=5, site="cs", time=exp1)], warmup_ops=10, ops=100)
+        _core.locks.simulate(bad, 2, 1, 0)
     with pytest.raises(ValueError, match="zero time"):
-        _core.locks.simulate(2, [], [(-1, "w", 0, 0.0, 0.0, [], False)], 10, 100, 2, 1, 0)
+        zero = _core.sim.Distribution(kind=_core.sim.DistKind.deterministic, mean=0.0)
+        _core.locks.simulate(_core.locks.LockSimParams(cpus=2, locks=[], stages=[_core.locks.Stage(lock=-1, site="w", time=zero)],
+                                                       warmup_ops=10, ops=100), 2, 1, 0)
+    with pytest.raises(TypeError):  # types, not tuples and integer codes
+        _core.locks.LockSpec(name="L", kind=0)
 
 
 def test_irq_disabled_sections_keep_interrupts_out_of_the_hold():

@@ -11,7 +11,8 @@ N = 200_000
 
 
 def draw(kind, mean, cv=0.0, samples=(), seed=1, stream=0, n=N):
-    return _core.sim.sample(kind, mean, cv, list(samples), n, seed, stream)
+    d = _core.sim.Distribution(kind=_core.sim.DistKind(kind), mean=mean, cv=cv, samples=list(samples))
+    return _core.sim.sample(d, n, seed, stream)
 
 
 def test_exponential_ziggurat_is_exponential():
@@ -51,7 +52,8 @@ def test_streams_are_reproducible_and_distinct():
                                         ((1, -1.0, 0.0, []), "distribution.mean")])
 def test_bad_distributions(args, field):
     with pytest.raises(ValueError, match=field):
-        _core.sim.sample(*args, 10, 0)
+        kind, mean, cv, samples = args
+        _core.sim.sample(_core.sim.Distribution(kind=_core.sim.DistKind(kind), mean=mean, cv=cv, samples=samples), 10, 0)
 
 
 @pytest.mark.parametrize("split", [0, 1, 500, 1000])

@@ -228,7 +228,7 @@ def test_fallback_mix_sits_between_the_pure_sizes():
 @pytest.mark.parametrize("kwargs,exc,field", [
     (dict(folio_kb=12), ValueError, "folio_kb"),
     (dict(folio_kb=4096), ValueError, "folio_kb"),
-    (dict(folio_kb=2.5), ValueError, "folio_kb"),
+    (dict(folio_kb=2.5), TypeError, "folio_kb"),
     (dict(memcg_mb=8 * 1024), ValueError, "memcg_mb"),
     (dict(memcg_mb=-1.0), ValueError, "memcg_mb"),
     (dict(memcg_mb=None), ValueError, "memcg_mb"),

@@ -204,7 +204,9 @@ def test_a_guest_pays_more_for_the_same_flushes_and_overload_is_refused():
     assert guest.runtime_s(100.0) > bare.runtime_s(100.0) > 100.0
     costs = guest.costs()["cpu_share"]
     vm = TlbCosts().vm_exit_factor
-    assert costs["ipi_receive"] == pytest.approx(guest.rate("shootdowns") * TlbCosts().irq_us * vm / 1e6)
+    # irq_us comes from the CPU preset (generic x86: 2500 cycles at 2.5 GHz = 1 us)
+    assert guest.model.costs.irq_us == pytest.approx(1.0)
+    assert costs["ipi_receive"] == pytest.approx(guest.rate("shootdowns") * guest.model.costs.irq_us * vm / 1e6)
     with pytest.raises(ValueError, match="cannot run"):
         m.replace(demotion_rate_per_s=1e9).analytic().runtime_s(1.0)
 
@@ -245,6 +247,12 @@ def test_simulation_arguments_are_checked():
             m.simulate(progress=False, **kwargs)
     # the core checks its own arguments too, naming the field
     with pytest.raises(ValueError, match="horizon"):
-        _core.tlb.simulate(2, 0, 1, 1.0, 0.0, 1, 1, 33, 0.0, 0.0, 0.0, 0, 1.0, 0.0, [], 0.0, -1.0, 2, 1, 1)
+        det = _core.sim.Distribution(kind=_core.sim.DistKind.deterministic, mean=1.0)
+        p = _core.tlb.TlbSimParams(cpus=2, arch=_core.tlb.Arch.x86, policy=_core.tlb.Policy.batched, call_rate=1.0,
+                                   batch_folios=1, reuse=det, warmup=0.0, horizon=-1.0)
+        _core.tlb.simulate(p, 2, 1, 1)
     with pytest.raises(ValueError, match="reuse.samples"):
-        _core.tlb.simulate(2, 0, 2, 1.0, 0.0, 1, 1, 33, 0.0, 0.0, 0.0, 3, 0.0, 0.0, [], 0.0, 1.0, 2, 1, 1)
+        empty = _core.sim.Distribution(kind=_core.sim.DistKind.empirical, mean=0.0)
+        p = _core.tlb.TlbSimParams(cpus=2, arch=_core.tlb.Arch.x86, policy=_core.tlb.Policy.deferred, call_rate=1.0,
+                                   batch_folios=1, reuse=empty, warmup=0.0, horizon=1.0)
+        _core.tlb.simulate(p, 2, 1, 1)

@@ -6,8 +6,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <tuple>
-
 #include "mmcost/locks/lock_sim.hpp"
 #include "interruptible.hpp"
 
@@ -20,31 +18,7 @@ using mmcost_bindings::matrix;
 
 namespace {
 
-using LockTuple = std::tuple<std::string, int, double, double, int>;
-using StageTuple = std::tuple<int, std::string, int, double, double, std::vector<double>, bool>;
-
-py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vector<StageTuple>& stages, long warmup_ops,
-                  long ops, int replications, int threads, std::uint64_t seed, double irq_rate, double irq_service,
-                  py::object progress) {
-  lk::LockSimParams p;
-  p.cpus = cpus;
-  p.warmup_ops = warmup_ops;
-  p.ops = ops;
-  p.irq_rate = irq_rate;
-  p.irq_service = irq_service;
-  for (const auto& [name, kind, handoff, per_waiter, partitions] : locks)
-    p.locks.push_back(lk::LockSpec{name, static_cast<lk::LockKind>(kind), handoff, per_waiter, partitions});
-  for (const auto& [lock, site, kind, mean, cv, samples, irq_disabled] : stages) {
-    lk::Stage s;
-    s.lock = lock;
-    s.site = site;
-    s.time.kind = static_cast<sim::DistKind>(kind);
-    s.time.mean = mean;
-    s.time.cv = cv;
-    s.time.samples = samples;
-    s.irq_disabled = irq_disabled;
-    p.stages.push_back(std::move(s));
-  }
+py::dict simulate(const lk::LockSimParams& p, int replications, int threads, std::uint64_t seed, py::object progress) {
   if (replications < 1) throw mmcost::InvalidArgument("replications must be >= 1");
   p.validate();
 
@@ -76,11 +50,58 @@ py::dict simulate(int cpus, const std::vector<LockTuple>& locks, const std::vect
 }  // namespace
 
 void bind_locks(py::module_& m) {
-  m.def("simulate", &simulate, "cpus"_a, "locks"_a, "stages"_a, "warmup_ops"_a, "ops"_a, "replications"_a,
-        "threads"_a, "seed"_a, "irq_rate"_a = 0.0, "irq_service"_a = 0.0, "progress"_a = py::none(),
-        "Lock-contention DES: independent replications on threads (GIL released, Ctrl-C stops cleanly).\n"
-        "locks: [(name, kind 0=queued 1=ticket, handoff, handoff_per_waiter, partitions)];\n"
-        "stages: [(lock index or -1 for work, site, dist kind 0=det 1=exp 2=lognormal 3=empirical, mean, cv, samples,\n"
-        "          irq_disabled)]; irq_rate, irq_service: Poisson interrupts per CPU and their handler time.\n"
-        "Returns per-replication arrays (rows = replications).");
+  py::enum_<lk::LockKind>(m, "LockKind", "queued (MCS/qspinlock) or ticket spinlock")
+      .value("queued", lk::LockKind::Queued)
+      .value("ticket", lk::LockKind::Ticket);
+  py::class_<lk::LockSpec>(m, "LockSpec", "One lock (or a lock in `partitions` identical parts)")
+      .def(py::init([](std::string name, lk::LockKind kind, double handoff, double handoff_per_waiter, int partitions) {
+             return lk::LockSpec{std::move(name), kind, handoff, handoff_per_waiter, partitions};
+           }),
+           py::kw_only(), "name"_a, "kind"_a = lk::LockKind::Queued, "handoff"_a = 0.0, "handoff_per_waiter"_a = 0.0,
+           "partitions"_a = 1)
+      .def_readwrite("name", &lk::LockSpec::name)
+      .def_readwrite("kind", &lk::LockSpec::kind)
+      .def_readwrite("handoff", &lk::LockSpec::handoff)
+      .def_readwrite("handoff_per_waiter", &lk::LockSpec::handoff_per_waiter)
+      .def_readwrite("partitions", &lk::LockSpec::partitions);
+  py::class_<lk::Stage>(m, "Stage", "Work (lock = -1) or a critical section on locks[lock] at call site `site`")
+      .def(py::init([](int lock, std::string site, const mmcost::sim::Distribution& time, bool irq_disabled) {
+             lk::Stage s;
+             s.lock = lock;
+             s.site = std::move(site);
+             s.time = time;
+             s.irq_disabled = irq_disabled;
+             return s;
+           }),
+           py::kw_only(), "lock"_a, "site"_a, "time"_a, "irq_disabled"_a = false)
+      .def_readwrite("lock", &lk::Stage::lock)
+      .def_readwrite("site", &lk::Stage::site)
+      .def_readwrite("time", &lk::Stage::time)
+      .def_readwrite("irq_disabled", &lk::Stage::irq_disabled);
+  py::class_<lk::LockSimParams>(m, "LockSimParams", "One lock-contention simulation")
+      .def(py::init([](int cpus, std::vector<lk::LockSpec> locks, std::vector<lk::Stage> stages, double irq_rate,
+                       double irq_service, long warmup_ops, long ops) {
+             lk::LockSimParams p;
+             p.cpus = cpus;
+             p.locks = std::move(locks);
+             p.stages = std::move(stages);
+             p.irq_rate = irq_rate;
+             p.irq_service = irq_service;
+             p.warmup_ops = warmup_ops;
+             p.ops = ops;
+             return p;
+           }),
+           py::kw_only(), "cpus"_a, "locks"_a, "stages"_a, "irq_rate"_a = 0.0, "irq_service"_a = 0.0,
+           "warmup_ops"_a = 1000, "ops"_a = 100000)
+      .def_readwrite("cpus", &lk::LockSimParams::cpus)
+      .def_readwrite("locks", &lk::LockSimParams::locks)
+      .def_readwrite("stages", &lk::LockSimParams::stages)
+      .def_readwrite("irq_rate", &lk::LockSimParams::irq_rate)
+      .def_readwrite("irq_service", &lk::LockSimParams::irq_service)
+      .def_readwrite("warmup_ops", &lk::LockSimParams::warmup_ops)
+      .def_readwrite("ops", &lk::LockSimParams::ops)
+      .def("validate", &lk::LockSimParams::validate, "raise ValueError naming the first bad field");
+  m.def("simulate", &simulate, "params"_a, "replications"_a, "threads"_a, "seed"_a, "progress"_a = py::none(),
+        "Lock-contention DES: independent replications of LockSimParams on threads (GIL released, Ctrl-C stops "
+        "cleanly). Returns per-replication arrays (rows = replications).");
 }

@@ -17,15 +17,28 @@ void bind_stats(py::module_& m);
 
 void bind_sim(py::module_& m) {
   bind_stats(m);
+  py::enum_<sim::DistKind>(m, "DistKind", "A time distribution's family")
+      .value("deterministic", sim::DistKind::Deterministic)
+      .value("exponential", sim::DistKind::Exponential)
+      .value("lognormal", sim::DistKind::Lognormal)
+      .value("empirical", sim::DistKind::Empirical);
+  py::class_<sim::Distribution>(m, "Distribution", "A time distribution (mean in the caller's time unit)")
+      .def(py::init([](sim::DistKind kind, double mean, double cv, std::vector<double> samples) {
+             sim::Distribution d;
+             d.kind = kind;
+             d.mean = mean;
+             d.cv = cv;
+             d.samples = std::move(samples);
+             return d;
+           }),
+           py::kw_only(), "kind"_a, "mean"_a, "cv"_a = 0.0, "samples"_a = std::vector<double>{})
+      .def_readwrite("kind", &sim::Distribution::kind)
+      .def_readwrite("mean", &sim::Distribution::mean)
+      .def_readwrite("cv", &sim::Distribution::cv)
+      .def_readwrite("samples", &sim::Distribution::samples);
   m.def(
       "sample",
-      [](int kind, double mean, double cv, std::vector<double> samples, long n, std::uint64_t seed,
-         std::uint64_t stream) {
-        sim::Distribution d;
-        d.kind = static_cast<sim::DistKind>(kind);
-        d.mean = mean;
-        d.cv = cv;
-        d.samples = std::move(samples);
+      [](const sim::Distribution& d, long n, std::uint64_t seed, std::uint64_t stream) {
         d.validate("distribution");
         if (n < 0) throw mmcost::InvalidArgument("n must be >= 0");
         py::array_t<double> out(n);
@@ -37,8 +50,7 @@ void bind_sim(py::module_& m) {
         }
         return out;
       },
-      "kind"_a, "mean"_a, "cv"_a, "samples"_a, "n"_a, "seed"_a, "stream"_a = 0,
-      "n draws of a distribution (kind 0=deterministic 1=exponential 2=lognormal 3=empirical) from stream (seed, stream).");
+      "distribution"_a, "n"_a, "seed"_a, "stream"_a = 0, "n draws of a Distribution from stream (seed, stream).");
 }
 
 void bind_stats(py::module_& m) {

@@ -17,30 +17,8 @@ using mmcost_bindings::matrix;
 
 namespace {
 
-py::dict simulate(int cpus, int arch, int policy, double call_rate, double reclaim_call_rate, int batch_folios,
-                  int entries_per_folio,
-                  int flush_ceiling, double writable_fraction, double natural_flush_rate, double other_round_rate,
-                  int reuse_kind, double reuse_mean, double reuse_cv, const std::vector<double>& reuse_samples,
-                  double warmup, double horizon, int replications, int threads, std::uint64_t seed,
+py::dict simulate(const tlb::TlbSimParams& p, int replications, int threads, std::uint64_t seed,
                   py::object progress) {
-  tlb::TlbSimParams p;
-  p.cpus = cpus;
-  p.arch = static_cast<tlb::Arch>(arch);
-  p.policy = static_cast<tlb::Policy>(policy);
-  p.call_rate = call_rate;
-  p.reclaim_call_rate = reclaim_call_rate;
-  p.batch_folios = batch_folios;
-  p.entries_per_folio = entries_per_folio;
-  p.flush_ceiling = flush_ceiling;
-  p.writable_fraction = writable_fraction;
-  p.natural_flush_rate = natural_flush_rate;
-  p.other_round_rate = other_round_rate;
-  p.reuse.kind = static_cast<sim::DistKind>(reuse_kind);
-  p.reuse.mean = reuse_mean;
-  p.reuse.cv = reuse_cv;
-  p.reuse.samples = reuse_samples;
-  p.warmup = warmup;
-  p.horizon = horizon;
   if (replications < 1) throw mmcost::InvalidArgument("replications must be >= 1");
   p.validate();
 
@@ -48,7 +26,7 @@ py::dict simulate(int cpus, int arch, int policy, double call_rate, double recla
       replications, threads, progress,
       [&](int r, const std::atomic<bool>& stop) { return tlb::simulate_tlb(p, seed, static_cast<std::uint64_t>(r), stop); });
 
-  const auto n = static_cast<std::size_t>(cpus);
+  const auto n = static_cast<std::size_t>(p.cpus);
   py::dict d;
   d["shootdowns"] = matrix(rs, n, [](const tlb::TlbSimResult& r, std::size_t j) { return r.shootdowns[j]; });
   d["full_flushes"] = matrix(rs, n, [](const tlb::TlbSimResult& r, std::size_t j) { return r.full_flushes[j]; });
@@ -67,10 +45,54 @@ py::dict simulate(int cpus, int arch, int policy, double call_rate, double recla
 }  // namespace
 
 void bind_tlb(py::module_& m) {
-  m.def("simulate", &simulate, "cpus"_a, "arch"_a, "policy"_a, "call_rate"_a, "reclaim_call_rate"_a, "batch_folios"_a,
-        "entries_per_folio"_a, "flush_ceiling"_a, "writable_fraction"_a, "natural_flush_rate"_a,
-        "other_round_rate"_a, "reuse_kind"_a, "reuse_mean"_a, "reuse_cv"_a, "reuse_samples"_a, "warmup"_a,
-        "horizon"_a, "replications"_a, "threads"_a, "seed"_a, "progress"_a = py::none(),
-        "TLB-flush DES (seconds): arch 0=x86 1=arm64; policy 0=immediate 1=batched 2=deferred (migrc);\n"
-        "reuse distribution kind 0=det 1=exp 2=lognormal 3=empirical. Returns per-replication arrays.");
+  py::enum_<tlb::Arch>(m, "Arch", "x86 (flush IPIs) or arm64 (broadcast TLBI)")
+      .value("x86", tlb::Arch::X86)
+      .value("arm64", tlb::Arch::Arm64);
+  py::enum_<tlb::Policy>(m, "Policy", "How migration flushes: immediate, batched, deferred (migrc)")
+      .value("immediate", tlb::Policy::Immediate)
+      .value("batched", tlb::Policy::Batched)
+      .value("deferred", tlb::Policy::Deferred);
+  py::class_<tlb::TlbSimParams>(m, "TlbSimParams", "One TLB-flush simulation (rates per second, times in seconds)")
+      .def(py::init([](int cpus, tlb::Arch arch, tlb::Policy policy, double call_rate, double reclaim_call_rate,
+                       int batch_folios, int entries_per_folio, int flush_ceiling, double writable_fraction,
+                       double natural_flush_rate, double other_round_rate, const sim::Distribution& reuse,
+                       double warmup, double horizon) {
+             tlb::TlbSimParams p;
+             p.cpus = cpus;
+             p.arch = arch;
+             p.policy = policy;
+             p.call_rate = call_rate;
+             p.reclaim_call_rate = reclaim_call_rate;
+             p.batch_folios = batch_folios;
+             p.entries_per_folio = entries_per_folio;
+             p.flush_ceiling = flush_ceiling;
+             p.writable_fraction = writable_fraction;
+             p.natural_flush_rate = natural_flush_rate;
+             p.other_round_rate = other_round_rate;
+             p.reuse = reuse;
+             p.warmup = warmup;
+             p.horizon = horizon;
+             return p;
+           }),
+           py::kw_only(), "cpus"_a, "arch"_a, "policy"_a, "call_rate"_a, "reclaim_call_rate"_a = 0.0,
+           "batch_folios"_a = 32, "entries_per_folio"_a = 1, "flush_ceiling"_a = 33, "writable_fraction"_a = 0.0,
+           "natural_flush_rate"_a = 0.0, "other_round_rate"_a = 0.0, "reuse"_a, "warmup"_a, "horizon"_a)
+      .def_readwrite("cpus", &tlb::TlbSimParams::cpus)
+      .def_readwrite("arch", &tlb::TlbSimParams::arch)
+      .def_readwrite("policy", &tlb::TlbSimParams::policy)
+      .def_readwrite("call_rate", &tlb::TlbSimParams::call_rate)
+      .def_readwrite("reclaim_call_rate", &tlb::TlbSimParams::reclaim_call_rate)
+      .def_readwrite("batch_folios", &tlb::TlbSimParams::batch_folios)
+      .def_readwrite("entries_per_folio", &tlb::TlbSimParams::entries_per_folio)
+      .def_readwrite("flush_ceiling", &tlb::TlbSimParams::flush_ceiling)
+      .def_readwrite("writable_fraction", &tlb::TlbSimParams::writable_fraction)
+      .def_readwrite("natural_flush_rate", &tlb::TlbSimParams::natural_flush_rate)
+      .def_readwrite("other_round_rate", &tlb::TlbSimParams::other_round_rate)
+      .def_readwrite("reuse", &tlb::TlbSimParams::reuse)
+      .def_readwrite("warmup", &tlb::TlbSimParams::warmup)
+      .def_readwrite("horizon", &tlb::TlbSimParams::horizon)
+      .def("validate", &tlb::TlbSimParams::validate, "raise ValueError naming the first bad field");
+  m.def("simulate", &simulate, "params"_a, "replications"_a, "threads"_a, "seed"_a, "progress"_a = py::none(),
+        "TLB-flush DES: independent replications of TlbSimParams on threads (GIL released, Ctrl-C stops "
+        "cleanly). Returns per-replication arrays.");
 }

@@ -44,57 +44,61 @@ class queueing:
     def usl(n: npt.ArrayLike, sigma: float, kappa: float, lam: float) -> npt.NDArray[np.float64]: ...
 
 class sim:
+    class DistKind:
+        deterministic: sim.DistKind
+        exponential: sim.DistKind
+        lognormal: sim.DistKind
+        empirical: sim.DistKind
+        def __init__(self, value: int) -> None: ...
+    class Distribution:
+        kind: sim.DistKind
+        mean: float
+        cv: float
+        samples: list[float]
+        def __init__(self, *, kind: sim.DistKind, mean: float, cv: float = 0.0, samples: Sequence[float] = ()) -> None: ...
     @staticmethod
-    def sample(
-        kind: int, mean: float, cv: float, samples: Sequence[float], n: int, seed: int, stream: int = 0
-    ) -> npt.NDArray[np.float64]:
-        """n draws (kind 0=deterministic 1=exponential 2=lognormal 3=empirical) from stream (seed, stream)."""
+    def sample(distribution: sim.Distribution, n: int, seed: int, stream: int = 0) -> npt.NDArray[np.float64]:
+        """n draws of a Distribution from stream (seed, stream)."""
     @staticmethod
     def running_stats(values: Sequence[float], split: int) -> dict[str, float]: ...
 
 class locks:
+    class LockKind:
+        queued: locks.LockKind
+        ticket: locks.LockKind
+    class LockSpec:
+        def __init__(self, *, name: str, kind: locks.LockKind = ..., handoff: float = 0.0,
+                     handoff_per_waiter: float = 0.0, partitions: int = 1) -> None: ...
+    class Stage:
+        def __init__(self, *, lock: int, site: str, time: sim.Distribution, irq_disabled: bool = False) -> None: ...
+    class LockSimParams:
+        def __init__(self, *, cpus: int, locks: Sequence[locks.LockSpec], stages: Sequence[locks.Stage],
+                     irq_rate: float = 0.0, irq_service: float = 0.0, warmup_ops: int = 1000,
+                     ops: int = 100000) -> None: ...
+        def validate(self) -> None: ...
     @staticmethod
-    def simulate(
-        cpus: int,
-        locks: Sequence[tuple[str, int, float, float, int]],  # (name, 0=queued 1=ticket, handoff, per_waiter, partitions)
-        stages: Sequence[tuple[int, str, int, float, float, Sequence[float], bool]],
-        # (lock index or -1, site, dist kind, mean, cv, samples, irq_disabled)
-        warmup_ops: int,
-        ops: int,
-        replications: int,
-        threads: int,
-        seed: int,
-        irq_rate: float = 0.0,
-        irq_service: float = 0.0,
-        progress: object = None,
-    ) -> dict[str, npt.NDArray[np.float64]]:
+    def simulate(params: locks.LockSimParams, replications: int, threads: int, seed: int,
+                 progress: object = None) -> dict[str, npt.NDArray[np.float64]]:
         """Per-replication arrays: time, ops, events, lock_* and stage_* (acquisitions, contended,
         wait_total, wait_max, wait_var), lock_busy. Times in the caller's unit (mmcost.locks: us)."""
 
 class tlb:
+    class Arch:
+        x86: tlb.Arch
+        arm64: tlb.Arch
+    class Policy:
+        immediate: tlb.Policy
+        batched: tlb.Policy
+        deferred: tlb.Policy
+    class TlbSimParams:
+        def __init__(self, *, cpus: int, arch: tlb.Arch, policy: tlb.Policy, call_rate: float,
+                     reclaim_call_rate: float = 0.0, batch_folios: int = 32, entries_per_folio: int = 1,
+                     flush_ceiling: int = 33, writable_fraction: float = 0.0, natural_flush_rate: float = 0.0,
+                     other_round_rate: float = 0.0, reuse: sim.Distribution, warmup: float,
+                     horizon: float) -> None: ...
+        def validate(self) -> None: ...
     @staticmethod
-    def simulate(
-        cpus: int,
-        arch: int,  # 0 = x86 (IPIs), 1 = arm64 (broadcast TLBI)
-        policy: int,  # 0 = immediate, 1 = batched, 2 = deferred (migrc)
-        call_rate: float,  # migration calls per second (migrc may defer their flush)
-        reclaim_call_rate: float,  # reclaim unmap calls per second (never deferred)
-        batch_folios: int,
-        entries_per_folio: int,
-        flush_ceiling: int,
-        writable_fraction: float,
-        natural_flush_rate: float,
-        other_round_rate: float,
-        reuse_kind: int,  # 0 = det, 1 = exp, 2 = lognormal, 3 = empirical
-        reuse_mean: float,  # seconds
-        reuse_cv: float,
-        reuse_samples: Sequence[float],  # seconds
-        warmup: float,
-        horizon: float,
-        replications: int,
-        threads: int,
-        seed: int,
-        progress: object = None,
-    ) -> dict[str, npt.NDArray[np.float64]]:
+    def simulate(params: tlb.TlbSimParams, replications: int, threads: int, seed: int,
+                 progress: object = None) -> dict[str, npt.NDArray[np.float64]]:
         """Per-replication counts (rows = replications): shootdowns, full_flushes, invlpg (per CPU columns);
         calls, rounds, ipis, tlbi_ops, dsb_syncs, deferred_calls, reuse_rounds, events."""

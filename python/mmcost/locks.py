@@ -102,8 +102,10 @@ class Dist:
         arr = np.asarray(self.samples_us)
         return float(arr.var() / arr.mean() ** 2) if arr.mean() > 0 else 0.0
 
-    def _core(self):
-        return (_DIST_KINDS[self.kind], float(self.mean_us), float(self.cv), list(self.samples_us))
+    def _core(self, scale: float = 1.0):
+        """The C++ ``Distribution`` of this one, times multiplied by ``scale``."""
+        return _core.sim.Distribution(kind=_core.sim.DistKind.__members__[self.kind], mean=float(self.mean_us) * scale,
+                                      cv=float(self.cv), samples=[x * scale for x in self.samples_us])
 
 
 @dataclass(frozen=True)
@@ -439,10 +441,16 @@ class LockSystem(Mechanism):
         threads = v.count("threads", threads) if threads is not None else (os.cpu_count() or 1)
         seed = v.count("seed", seed, minimum=0)
         names = [lk.name for lk in self.locks]
-        core_locks = [(lk.name, 0 if LockKind(lk.kind) == LockKind.QUEUED else 1, float(lk.handoff_us),
-                       float(lk.handoff_per_waiter_us), int(lk.partitions)) for lk in self.locks]
-        core_stages = [(-1, "", *s.time._core(), False) if isinstance(s, Work)
-                       else (names.index(s.lock), s.site, *s.hold._core(), bool(s.irq_disabled)) for s in self.stages]
+        kinds = {LockKind.QUEUED: _core.locks.LockKind.queued, LockKind.TICKET: _core.locks.LockKind.ticket}
+        params = _core.locks.LockSimParams(
+            cpus=self.cpus, irq_rate=float(self.irq_rate_per_us), irq_service=float(self.irq_service_us),
+            warmup_ops=warmup_ops, ops=ops,
+            locks=[_core.locks.LockSpec(name=lk.name, kind=kinds[LockKind(lk.kind)], handoff=float(lk.handoff_us),
+                                        handoff_per_waiter=float(lk.handoff_per_waiter_us), partitions=int(lk.partitions))
+                   for lk in self.locks],
+            stages=[_core.locks.Stage(lock=-1, site="", time=s.time._core()) if isinstance(s, Work)
+                    else _core.locks.Stage(lock=names.index(s.lock), site=s.site, time=s.hold._core(),
+                                           irq_disabled=bool(s.irq_disabled)) for s in self.stages])
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -454,9 +462,7 @@ class LockSystem(Mechanism):
                 bar.update(done - bar.n)
 
         try:
-            d = _core.locks.simulate(self.cpus, core_locks, core_stages, warmup_ops, ops, replications, threads, seed,
-                                     irq_rate=float(self.irq_rate_per_us), irq_service=float(self.irq_service_us),
-                                     progress=report if bar is not None else None)
+            d = _core.locks.simulate(params, replications, threads, seed, progress=report if bar is not None else None)
         finally:
             if bar is not None:
                 bar.close()

@@ -166,14 +166,14 @@ def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()
             return bool(value)
         if isinstance(value, (int, np.integer, float, np.floating)) and value in (0, 1):
             return bool(value)
-        if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
-            return value.strip().lower() in ("true", "1", "yes")
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):  # a CSV cell
+            return value.strip().lower() in ("true", "1")
         raise TypeError(f"{name} must be a bool (True/False), got {value!r}")
     if kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
             raise TypeError(f"{name} must be an integer, got {value!r}")
         if not float(value).is_integer():
-            raise ValueError(f"{name} must be an integer, got {value!r}")
+            raise TypeError(f"{name} must be an integer, got {value!r}")
         return int(value)
     if kind == "float":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):

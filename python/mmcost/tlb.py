@@ -78,8 +78,6 @@ class Policy(str, enum.Enum):
     DEFERRED = "deferred"
 
 
-_ARCH_CODE = {Arch.X86: 0, Arch.ARM64: 1}
-_POLICY_CODE = {Policy.IMMEDIATE: 0, Policy.BATCHED: 1, Policy.DEFERRED: 2}
 
 
 def refill_misses(entries: float, working_set_pages: float) -> float:
@@ -487,15 +485,17 @@ class TlbModel(Mechanism):
             from tqdm.auto import tqdm
 
             bar = tqdm(total=replications, desc="tlb DES", leave=False)
-        kind, mean, cv, samples = self.reuse._core()
-        s = 1.0 / US_PER_S
+        params = _core.tlb.TlbSimParams(
+            cpus=self.cpus, arch=_core.tlb.Arch.__members__[self.arch.value],
+            policy=_core.tlb.Policy.__members__[self.policy.value], call_rate=self.call_rate_per_s,
+            reclaim_call_rate=self.reclaim_call_rate_per_s, batch_folios=self.batch_folios,
+            entries_per_folio=self.entries_per_folio, flush_ceiling=self.flush_ceiling,
+            writable_fraction=self.writable_fraction, natural_flush_rate=self.natural_flush_rate_per_s,
+            other_round_rate=self.other_round_rate_per_s, reuse=self.reuse._core(1.0 / US_PER_S), warmup=warmup_s,
+            horizon=horizon_s)
         try:
-            d = _core.tlb.simulate(
-                self.cpus, _ARCH_CODE[self.arch], _POLICY_CODE[self.policy], self.call_rate_per_s,
-                self.reclaim_call_rate_per_s, self.batch_folios, self.entries_per_folio, self.flush_ceiling, self.writable_fraction,
-                self.natural_flush_rate_per_s, self.other_round_rate_per_s, kind, mean * s, cv,
-                [x * s for x in samples], warmup_s, horizon_s, replications, threads, seed,
-                (lambda done: bar.update(done - bar.n)) if bar else None)
+            d = _core.tlb.simulate(params, replications, threads, seed,
+                                   (lambda done: bar.update(done - bar.n)) if bar else None)
         finally:
             if bar is not None:
                 bar.close()
