@@ -35,44 +35,70 @@ import numpy as np
 import pandas as pd
 
 from .locks import Critical, Dist, Lock, LockSystem, Work
-from .model import Model, Parameter, Prior
+from .mechanism import Mechanism, Quantity, Result, knob
+from .model import Prior
 
 PAGES = 1.0e6  # any page count: the results do not depend on it (homogeneity)
 
 
 @dataclass(frozen=True)
-class SwapAllocLockModel(Model):
-    """``variants`` maps each variant to True when it uses the global si->lock."""
+class SwapAllocLockModel(Mechanism):
+    """A build on ``processes`` busy job slots; ``swap_alloc_lock`` (a kernel
+    switch: ``si_lock`` before v6.14, ``per_cluster`` after) says whether the
+    allocator's holds queue at one global lock. ``variants``: the seed's
+    before/after kernels."""
 
-    name: str = "swap_alloc_lock"
-    variants: dict = field(default_factory=lambda: {"before": True, "after": False})
+    processes: int = knob(96, unit="count", doc="make -jN job slots, each keeping a CPU busy")
+    user_cpu_s: float = knob(8000.0, unit="s", upper=1e7, doc="user CPU time of the whole build")
+    sys_other_cpu_s: float = knob(30000.0, unit="s", upper=1e7, doc="kernel CPU time outside the allocator lock")
+    lock_hold_cpu_s: float = knob(800.0, unit="s", lower=1e-3, upper=1e7,
+                                  doc="total allocator-lock hold time of the build")
+    hold_us: float = knob(2.5, unit="us", lower=0.05, upper=100.0,
+                          prior=Prior(2.5, 1.5, "seed 003 after-series perf lock contention rows: avg wait 2.25-2.74 "
+                                                "us, max 3.95-4.58 us (an uncontended per-cluster lock's wait is about "
+                                                "a residual hold)"),
+                          doc="one allocator-lock hold; only scales per-acquisition outputs")
+    kernel: str = knob("6.12", doc="selects swap_alloc_lock when it is None")
+    swap_alloc_lock: str | None = knob(None, kind="str", kernel=True, choices=("si_lock", "per_cluster"),
+                                       doc="the global si->lock (before v6.14) or per-cluster locks")
+    name: str = field(default="swap_alloc_lock", kw_only=True)
+    variants: dict = field(default_factory=lambda: {"before": {"swap_alloc_lock": "si_lock"},
+                                                    "after": {"swap_alloc_lock": "per_cluster"}}, kw_only=True)
 
-    PARAMETERS: ClassVar = (
-        Parameter("user_cpu_s", 8000.0, "s", 0.0, 1e7, doc="user CPU time of the whole build"),
-        Parameter("sys_other_cpu_s", 30000.0, "s", 0.0, 1e7, doc="kernel CPU time outside the allocator lock"),
-        Parameter("lock_hold_cpu_s", 800.0, "s", 1e-3, 1e7, doc="total allocator-lock hold time of the build"),
-        Parameter("hold_us", 2.5, "us", 0.05, 100.0, free=False,
-                  prior=Prior(2.5, 1.5, "seed 003 after-series perf lock contention rows: avg wait 2.25-2.74 us, max 3.95-4.58 us"),
-                  doc="one allocator-lock hold; only scales per-acquisition outputs"),
-    )
+    FREE: ClassVar = ("user_cpu_s", "sys_other_cpu_s", "lock_hold_cpu_s")
     METRICS: ClassVar = ("sys_time_s", "real_time_s")
+
+    def check(self) -> None:
+        from . import _validate as v
+
+        v.count("processes", self.processes)
 
     def spin(self, n: int, p) -> dict:
         """Totals over the build with the global lock and n CPUs (MVA)."""
         return global_lock(n, p["lock_hold_cpu_s"], p["user_cpu_s"] + p["sys_other_cpu_s"])
 
     def totals(self, n: int, variant: str, p) -> dict:
-        if variant not in self.variants:
-            raise ValueError(f"{self.name}: unknown variant {variant!r}; known: {list(self.variants)}")
-        base = p["sys_other_cpu_s"] + p["lock_hold_cpu_s"]
-        if self.variants[variant]:
-            s = self.spin(n, p)
-            return dict(sys_time_s=base + s["wait_total_s"], real_time_s=s["real_s"])
-        return dict(sys_time_s=base, real_time_s=(p["user_cpu_s"] + base) / n)
+        """sys and real time of the build on ``n`` job slots under ``variant``, at parameters ``p``."""
+        cfg = self.set(**{k: val for k, val in p.items() if k in self.leaves}).configure(variant=variant, processes=n)
+        r = cfg.solve()
+        return dict(sys_time_s=r["sys_time_s"], real_time_s=r["real_time_s"])
 
-    def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
-        n = rows["processes"] if "processes" in rows else rows["threads"]
-        return np.array([self.totals(int(k), v, p)[metric] for k, v in zip(n, rows["variant"])])
+    def solve(self) -> Result:
+        p = self.values()
+        n = self.processes
+        base = p["sys_other_cpu_s"] + p["lock_hold_cpu_s"]
+        if self.switch("swap_alloc_lock") == "si_lock":
+            s = self.spin(n, p)
+            sys_s, real_s = base + s["wait_total_s"], s["real_s"]
+        else:  # per-cluster locks: the same holds, uncontended
+            s = {}
+            sys_s, real_s = base, (p["user_cpu_s"] + base) / n
+        qs = (Quantity("sys_time_s", sys_s, "s", sys_s, sys_s), Quantity("real_time_s", real_s, "s", real_s, real_s))
+        return Result(qs, "analytic", 1.0, bool(self.fitted_on), f"make -j{n}, {self.switch('swap_alloc_lock')}",
+                      details=s)
+
+    def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
+        return np.full(len(rows), result[metric])
 
     def contention_table(self, n: int, p=None) -> pd.DataFrame:
         """A ``perf lock contention``-style row for si->lock over the whole build, before the series."""

@@ -3,7 +3,8 @@
 Mechanism: :class:`mmcost.swap_alloc_lock.SwapAllocLockModel`: the build's
 CPU time outside the allocator lock and its total hold under the global
 ``si->lock`` (one queued lock shared by the 96 jobs, exact MVA) before, and
-uncontended per-cluster locks after. Fitted per folio size (4K, 64K) to the
+uncontended per-cluster locks after; the two kernels are the mechanism's
+``swap_alloc_lock`` switch (v6.14's per-cluster allocator). Fitted per folio size (4K, 64K) to the
 two kernels' sys and real times. Held out: each of the four numbers of a
 folio size predicted by a fit to the other three.
 """
