@@ -79,6 +79,10 @@ class CMakeBuild(build_ext):
             cwd=build_temp,
             check=True,
         )
+        # An editable install copies only the extension module back into the tree; the
+        # swap-out writer (mmcost measure) must sit next to it too.
+        if getattr(self, "editable_mode", False) or self.inplace:
+            shutil.copy2(extdir / "mmcost-writer", HERE / "python" / "mmcost" / "mmcost-writer")
 
 
 setup(

@@ -18,6 +18,40 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _list(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _measure_swapout(args: argparse.Namespace) -> int:
+    from .measure import MeasureError, swapout
+    from .measure.swapout_runs import size_bytes
+
+    try:
+        rows = swapout(folio_kb=_list(args.folio), processes=[int(x) for x in _list(args.processes)],
+                       memcg_mb=[int(size_bytes(x) / 2**20) for x in _list(args.memcg)], devices=_list(args.device),
+                       bytes_per_process=args.bytes, reps=args.reps, out=args.out, madvise=args.madvise,
+                       usemem=args.usemem, dry_run=args.dry_run, seed=args.seed)
+    except MeasureError as exc:
+        print(f"mmcost measure: {exc}", file=sys.stderr)
+        return 2
+    if not args.dry_run:
+        print(f"{rows['run'].nunique() if len(rows) else 0} runs, {len(rows)} rows appended to {args.out}")
+    return 0
+
+
+def _measure_verify(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .measure import verify
+
+    out = verify(pd.read_csv(args.runs), args.fit)
+    print(out["text"])
+    if args.figure:
+        out["figure"].savefig(args.figure)
+        print(f"wrote {args.figure}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mmcost",
@@ -29,6 +63,26 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", default="mmcost-out", help="output folder (default: ./mmcost-out)")
     rep.add_argument("--only", action="append", metavar="ID", help="run only this study (repeatable)")
     rep.set_defaults(func=_reproduce)
+    mea = sub.add_parser("measure", help="run a benchmark on this machine's own kernel, or check the model against it")
+    msub = mea.add_subparsers(dest="what", required=True)
+    sw = msub.add_parser("swapout", help="the swap-out matrix with its counters (root; every setting restored)")
+    sw.add_argument("--folio", default="4K,16K,64K,2M", help="folio sizes (default: 4K,16K,64K,2M)")
+    sw.add_argument("--processes", default="1,2", help="writer processes (default: 1,2)")
+    sw.add_argument("--memcg", default="256M", help="memcg limits (default: 256M)")
+    sw.add_argument("--device", default="zram:lzo-rle", help="zram:<compressor>, comma-separated")
+    sw.add_argument("--bytes", default="768M", help="bytes each process writes (default: 768M)")
+    sw.add_argument("--reps", type=int, default=3, help="repetitions (default: 3)")
+    sw.add_argument("--out", default="runs.csv", help="CSV the rows are appended to (default: runs.csv)")
+    sw.add_argument("--madvise", action="store_true", help="madvise(MADV_HUGEPAGE) the writers' memory")
+    sw.add_argument("--usemem", metavar="PATH", help="run this usemem binary instead of mmcost-writer")
+    sw.add_argument("--dry-run", action="store_true", help="print every change that would be made; change nothing")
+    sw.add_argument("--seed", type=int, default=0, help="shuffles the run order (default: 0)")
+    sw.set_defaults(func=_measure_swapout)
+    ve = msub.add_parser("verify", help="fit the swap model to some runs, predict the others, show the error")
+    ve.add_argument("--runs", default="runs.csv", help="rows of mmcost measure swapout (default: runs.csv)")
+    ve.add_argument("--fit", default="processes == 1", help="pandas query of the runs to fit (default: processes == 1)")
+    ve.add_argument("--figure", metavar="PNG", help="also write throughput vs folio size with the band")
+    ve.set_defaults(func=_measure_verify)
     return parser
 
 
