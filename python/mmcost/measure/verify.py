@@ -92,47 +92,68 @@ def _label(kb: int) -> str:
 
 
 def _text(table: pd.DataFrame, fit_query: str, interval: float) -> str:
-    lines = [f"fitted to {fit_query[:40]}; the rest predicted ({interval:.0%} band: fit + priors)",
+    import textwrap
+
+    lines = textwrap.wrap(f"fitted to: {fit_query}; every other configuration predicted, with a {interval:.0%} band "
+                          "over the fit and the priors", 80)
+    lines += [
              f"{'folio':>5} {'P':>2} {'memcg':>6} {'comp':>7} {'metric':<10} {'measured':>10} {'model':>9} "
              f"{'error':>7} {'in':>3}"]
     for r in table.itertuples():
         name = "KiB/s/proc" if r.metric.startswith("usemem") else "IPIs/page"
         fmt = "{:>10.4g}"
+        tiny = abs(r.measured) < 0.01 and abs(r.best) < 0.01  # ~0 IPIs per page: a ratio says nothing
+        err = "    ~0 " if tiny else f"{r.error_pct:>+6.1f}%"
         lines.append(f"{_label(int(r.folio_kb)):>5} {int(r.processes):>2} {int(r.memcg_mb):>5}M "
                      f"{str(r.compressor)[:7]:>7} {name:<10} {fmt.format(r.measured)} {r.best:>9.4g} "
-                     f"{r.error_pct:>+6.1f}% {'yes' if r.in_band else 'no':>3}")
+                     f"{err} {'yes' if r.in_band else 'no':>3}")
     tp = table[table["metric"] == "usemem_throughput_kib_s"]
     if len(tp):
         lines.append(f"throughput: median |error| {tp['error_pct'].abs().median():.1f}%, "
                      f"{int(tp['in_band'].sum())}/{len(tp)} measured means inside the band")
+    ipi = table[(table["metric"] == "tlb_shootdowns_per_swapped_page") & (table["measured"].abs() >= 0.01)]
+    if len(ipi):
+        lines.append(f"IPIs/page (never fitted): median |error| {ipi['error_pct'].abs().median():.1f}%")
+        lines.append("  (no fitted cost moves them, so their band has no width)")
     return "\n".join(lines)
 
 
 def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float):
+    """Throughput against folio size, one panel per memcg limit (the first compressor), a line per process count."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 4))
-    ax = fig.add_subplot()
     tp = rows[rows["metric"] == "usemem_throughput_kib_s"]
+    if "compressor" in tp.columns:
+        comp = tp["compressor"].iloc[0]
+        tp = tp[tp["compressor"] == comp]
+    else:
+        comp = ""
+    limits = sorted(tp["memcg_mb"].unique()) if "memcg_mb" in tp.columns else [None]
+    fig = Figure(figsize=(3.6 * len(limits) + 0.8, 4))
+    axes = fig.subplots(1, len(limits), sharey=True, squeeze=False)[0]
     sizes = sorted(tp["folio_kb"].unique())
-    for i, (p, part) in enumerate(tp.groupby("processes")):
-        color = f"C{i}"
-        base = part.iloc[0]
-        ask = pd.DataFrame([{**{c: base[c] for c in part.columns if c not in ("value", "run", "large_share")},
-                             "folio_kb": kb, "large_share": part.loc[part["folio_kb"] == kb, "large_share"].mean()}
-                            for kb in sizes])
-        band = fit.predict(ask, interval=interval, n_samples=60, fixed_priors=True)
-        ax.fill_between(sizes, band["lo"] / 1024, band["hi"] / 1024, color=color, alpha=0.2)
-        ax.plot(sizes, band["best"] / 1024, color=color, label=f"model, {p} process{'es' if p > 1 else ''}")
-        means = part.groupby("folio_kb")["value"].agg(["mean", "std"])
-        ax.errorbar(means.index, means["mean"] / 1024, yerr=means["std"].fillna(0) / 1024, fmt="o", color=color,
-                    capsize=3, label=f"measured, {p} process{'es' if p > 1 else ''}")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(sizes, [_label(int(k)) for k in sizes])
-    ax.minorticks_off()
-    ax.set_xlabel("folio size")
-    ax.set_ylabel("usemem throughput per process (MiB/s)")
-    ax.set_title(f"swap-out on this machine: model ({interval:.0%} band) and measurements", fontsize=10)
-    ax.legend(fontsize=8)
+    for ax, limit in zip(axes, limits):
+        part_l = tp if limit is None else tp[tp["memcg_mb"] == limit]
+        for i, (p, part) in enumerate(part_l.groupby("processes")):
+            color = f"C{i}"
+            base = part.iloc[0]
+            ask = pd.DataFrame([{**{c: base[c] for c in part.columns if c not in ("value", "run", "large_share")},
+                                 "folio_kb": kb, "large_share": part.loc[part["folio_kb"] == kb, "large_share"].mean()}
+                                for kb in sizes])
+            band = fit.predict(ask, interval=interval, n_samples=60, fixed_priors=True)
+            ax.fill_between(sizes, band["lo"] / 1024, band["hi"] / 1024, color=color, alpha=0.2)
+            label = f"{p} process{'es' if p > 1 else ''}"
+            ax.plot(sizes, band["best"] / 1024, color=color, label=f"model, {label}")
+            means = part.groupby("folio_kb")["value"].agg(["mean", "std"])
+            ax.errorbar(means.index, means["mean"] / 1024, yerr=means["std"].fillna(0) / 1024, fmt="o", color=color,
+                        capsize=3, label=f"measured, {label}")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes, [_label(int(k)) for k in sizes])
+        ax.minorticks_off()
+        ax.set_xlabel("folio size")
+        ax.set_title(f"memcg {int(limit)} MiB" if limit is not None else "", fontsize=10)
+    axes[0].set_ylabel("usemem throughput per process (MiB/s)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"swap-out on this machine ({comp}): model with {interval:.0%} band, measured mean ± sd", fontsize=10)
     fig.tight_layout()
     return fig
