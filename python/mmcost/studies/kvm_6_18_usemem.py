@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..swap import SwapModel, mthp_inputs
+from ..measure.verify import model_rows
+from ..swap import SwapModel
 from ._study import Section, Study
 
 
@@ -26,42 +27,17 @@ class Kvm618Usemem(Study):
     free = ("reclaim_us", "core_write_gb_s")
 
     def runs(self) -> pd.DataFrame:
-        """Per-process throughput rows with each run's large_share (mTHP counters)."""
-        df = self.data()
-        rows = df[df["metric"] == "usemem_throughput_kib_s"].copy()
-        share = {}
-        for run, part in df.groupby("run"):
-            kb = int(part["folio_kb"].iloc[0])
-            stats = part[part["metric"].isin(["fault_alloc_count", "fault_fallback_count"])]
-            share[run] = mthp_inputs(stats, kb)["large_share"] if kb != 4 and len(stats) == 2 else 1.0
-        rows["large_share"] = rows["run"].map(share).astype(float)
-        return rows.reset_index(drop=True)
-
-    def shootdowns(self) -> pd.DataFrame:
-        """TLB shootdowns (all CPUs) per page swapped out, per run: /proc/interrupts over pswpout."""
-        df = self.data()
-        out = []
-        for run, part in df.groupby("run", sort=False):
-            tlb = part.loc[part["metric"] == "tlb_shootdowns", "value"].sum()
-            pages = part.loc[part["source_name"] == "pswpout", "value"].sum()
-            first = part.iloc[0]
-            out.append(dict(metric="tlb_shootdowns_per_swapped_page", value=tlb / pages, run=run,
-                            folio_kb=int(first["folio_kb"]), processes=int(first["processes"]), cpus=2,
-                            memcg_mb=256, bytes_per_process=int(first["bytes_per_process"]), swap_device="zram",
-                            virtualized=True, arch="x86"))
-        rows = pd.DataFrame(out)
-        return rows.merge(self.runs()[["run", "large_share"]].drop_duplicates(), on="run")
+        """Per-process throughput rows and per-run shootdowns per swapped page, with each run's
+        measured large_share (:func:`mmcost.measure.verify.model_rows`)."""
+        return model_rows(self.data())
 
     def fit_rows(self) -> pd.DataFrame:
         r = self.runs()
-        return r[r["processes"] == 1].reset_index(drop=True)
+        return r[(r["processes"] == 1) & (r["metric"] == "usemem_throughput_kib_s")].reset_index(drop=True)
 
     def held_out(self) -> pd.DataFrame:
         r = self.runs()
-        two = r[r["processes"] == 2]
-        two = two.groupby("run", as_index=False).agg(
-            {**{c: "first" for c in two.columns if c not in ("value", "run")}, "value": "mean"})
-        rows = pd.concat([two, self.shootdowns()], ignore_index=True)
+        rows = r[(r["processes"] == 2) | (r["metric"] == "tlb_shootdowns_per_swapped_page")].reset_index(drop=True)
         pred = self.fit().predict(rows, interval=self.level, n_samples=60, seed=7, fixed_priors=True)
         config = [f"{m.split('_')[0]}, {kb}K, {p} proc, {run}" for m, kb, p, run in
                   zip(rows["metric"], rows["folio_kb"], rows["processes"], rows["run"])]
@@ -71,6 +47,7 @@ class Kvm618Usemem(Study):
         fit = self.fit()
         held = self.held_out()
         r = self.runs()
+        r = r[r["metric"] == "usemem_throughput_kib_s"]
         lines = [f"{'folio':>6} {'procs':>5} {'runs':>4} {'KiB/s per process':>18} {'large share':>11}"]
         for (kb, p), part in r.groupby(["folio_kb", "processes"]):
             per_run = part.groupby("run")["value"].mean()
