@@ -2,8 +2,8 @@
 
 Tolerances: leave-one-out median absolute error at most 5 points and maximum
 at most 30 over the 9 cells (the 64K whole-folio cell, 26 points off when
-left out, is the only one that separates per-PTE from per-folio costs: the
-notebook says why); every fitted parameter inside its bounds, within two
+left out, is the only cell that constrains the si->lock hold: the notebook
+says why); every fitted parameter inside its bounds, within two
 prior widths of its prior, with a finite error."""
 
 import math
@@ -63,9 +63,8 @@ def test_the_mechanisms_order_the_cells_as_published(fit):
     assert pred[("remove-huge-flag", 64)] == pytest.approx(pred[("baseline", 64)])
 
 
-@pytest.mark.xfail(strict=True, reason="2M pays 512 PTE unmaps and TLBIs after its PMD split, so the model puts "
-                                       "whole 64K level with 2M (54 vs 54%); the table has 64K at 31%: per-subpage "
-                                       "work of a whole large folio is missing (notebooks/small_thp_swapout.ipynb)")
 def test_whole_64k_folios_lose_to_2m_as_published(fit):
+    """2M pays 512 PTE unmaps and TLBIs after its PMD split too; what keeps whole 64K folios below
+    it is si->lock, taken once per 16 pages instead of once per 64-slot refill (4K) or 512 pages (2M)."""
     pred = fit.residuals.set_index(["variant", "folio_kb"])["predicted"]
     assert pred[("swap-file-small-thp", 64)] < pred[("baseline", 2048)] - 10

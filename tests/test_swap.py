@@ -29,12 +29,12 @@ def test_one_writer_has_no_contention_and_costs_add_up():
     """P = 1: throughput is one folio per (sum of every stage's time), stage by stage from the docstring."""
     m = SwapModel(processes=1, bytes_per_process=2**30, memcg_mb=512, swap_device="brd", cpu_model="generic-x86",
                   fault_us=1.0, core_write_gb_s=4.096, user_us_per_page=0.1, pte_us=0.1, walk_ns=30.0, reclaim_us=2.0,
-                  lru_hold_us=0.3, slot_hold_us=6.4, swapcache_us=0.5, full_flush_us=0.1,
+                  lru_hold_us=0.3, slot_hold_us=6.4, slot_us_per_slot=0.02, swapcache_us=0.5, full_flush_us=0.1,
                   refill_pages_per_full_flush=8.0, mem_bw_gb_s=50.0, kernel="6.6")
     s = 0.5
     fault = 1.0 + 1.0 + 0.1 + 0.1 + 0.03          # fault, clear_page at 4.096 GB/s, store, PTE, first-touch walk
     reclaim = 2.0 + 0.1 + 2.0 + (0.1 + 8 * 0.03)  # per folio, unmap, brd memcpy, one full flush + refill
-    stations = 0.5 + 0.3 + 6.4 / 64 + (4096 / s + 8192) / 50e3  # swap cache, lruvec, si->lock per 64, DRAM
+    stations = 0.5 + 0.3 + 6.4 / 64 + 0.02 + (4096 / s + 8192) / 50e3  # swap cache, lruvec, si->lock, DRAM
     per_folio = fault / s + reclaim + stations
     assert m.solve()["swapout_kib_s"] == pytest.approx(4 * 1e6 / per_folio, rel=1e-9)
     assert m.solve()["tlb_shootdowns_per_swapped_page"] == 0.0  # its own mm on its own CPU: local flushes
@@ -196,9 +196,10 @@ def test_mthp_below_pmd_size_needs_a_kernel_that_has_it():
 
 
 def test_a_failed_contiguous_allocation_takes_the_split_path():
-    whole_failing = small(folio_kb=64, contiguous_failure=1.0, slot_hold_us=0.0, madvise=True).solve()
-    split = small(folio_kb=64, kernel="6.9", swap_whole_mthp=False, slot_hold_us=0.0, madvise=True,
-                  batched_split_flush=True).solve()
+    whole_failing = small(folio_kb=64, contiguous_failure=1.0, slot_hold_us=0.0, slot_us_per_slot=0.0,
+                          madvise=True).solve()
+    split = small(folio_kb=64, kernel="6.9", swap_whole_mthp=False, slot_hold_us=0.0, slot_us_per_slot=0.0,
+                  madvise=True, batched_split_flush=True).solve()
     assert whole_failing["swapout_kib_s"] == pytest.approx(split["swapout_kib_s"], rel=1e-12)
 
 

@@ -166,10 +166,19 @@ class SwapModel(Mechanism):
                               prior=Prior(0.1, 0.05, "isolate_lru_folios / move_folios_to_lru: list and counter "
                                                      "updates, ~0.1 us per folio under the lruvec lock"),
                               doc="per folio under the memcg's lruvec lock")
-    slot_hold_us: float = knob(0.5, unit="us", upper=100.0,
-                               prior=Prior(0.5, 0.25, "scan_swap_map_slots / cluster_alloc_swap_entry for one "
-                                                      "allocation: a few hundred ns of bitmap and counter work"),
-                               doc="per allocation under si->lock (a cache refill, one page, or one large folio)")
+    slot_hold_us: float = knob(
+        1.0, unit="us", upper=100.0,
+        prior=Prior(1.0, 0.6, "get_swap_pages -> scan_swap_map_slots / swap_alloc_cluster under si->lock write "
+                              "swap_info_struct fields (cluster_next, lowest_bit, highest_bit, inuse_pages, "
+                              "cluster lists): several cache lines that sit on the previous holder's core when "
+                              "the lock is busy, 100-200 ns each on a server mesh (Boyd-Wickizer et al., Linux "
+                              "Symposium 2012, sec. 3: a contended section's data moves with its lock)"),
+        doc="per allocation under si->lock, whatever it allocates (a cache refill, one page, a large folio)")
+    slot_us_per_slot: float = knob(
+        0.03, unit="us", upper=10.0,
+        prior=Prior(0.03, 0.02, "per slot scanned and taken: one swap_map byte (SWAP_HAS_CACHE) and the "
+                                "cluster's count in lines the holder already has, tens of ns"),
+        doc="per swap slot allocated, under si->lock")
     swapcache_us: float = knob(0.5, unit="us", upper=50.0,
                                prior=Prior(0.5, 0.25, "__add_to_swap_cache + __remove_mapping: one tree or xarray "
                                                       "insert and delete, a few hundred ns each"),
@@ -386,12 +395,13 @@ class SwapModel(Mechanism):
         per_folio_flush = bool(self.switch("flush_dirty_before_pageout"))
         batched = bool(self.switch("batched_unmap_flush"))
         slot_cache = bool(self.switch("slot_cache"))
-        per_slot = self.slot_hold_us / SLOT_CACHE_BATCH if slot_cache else self.slot_hold_us
+        # one acquisition per 64-slot refill of the per-CPU cache, per page without it, per large folio
+        per_slot = (self.slot_hold_us / SLOT_CACHE_BATCH if slot_cache else self.slot_hold_us) + self.slot_us_per_slot
         units = 1 if whole else pages  # swap-cache entries, slot allocations, I/Os
         d = {"fault": self.fault_us + self._zero_us(pages) + pages * self.user_us_per_page
                       + entries * (self.pte_us + walk_us),
              "lru": self.lru_hold_us,
-             "slot": self.slot_hold_us if (whole and pages > 1) else per_slot * pages,
+             "slot": self.slot_hold_us + pages * self.slot_us_per_slot if (whole and pages > 1) else per_slot * pages,
              "cache_insert": units * self.swapcache_us / 2, "cache_delete": units * self.swapcache_us / 2,
              "tags": units * self.tag_hold_us if self.switch("writeback_tags") else 0.0,
              "dram_fault": 4096.0 * pages}

@@ -7,12 +7,14 @@ folios before swap-out, patch 2 swaps them out whole). The rows carry the
 rest (70 processes, 1 GiB each, 40 GiB memcg, brd, arm64).
 
 The table holds changes against the 4K baseline, so only cost ratios matter.
-Free: the split cost per subpage, the broadcast TLBI cost at the DVM node and
-the per-folio reclaim cost; all three land within one prior width. (Freeing
-one core's write bandwidth instead fits a little better, chi2/dof 4.6 against
-5.9, but only at 1.2 GB/s, 2 sigma below its prior and far below an N1 core:
-rejected.) The other costs stay at their priors and vary in the bands. Held
-out: each cell predicted by a fit to the other eight.
+Free: the split cost per subpage, the broadcast TLBI cost at the DVM node,
+the per-folio reclaim cost and the si->lock hold per allocation; all four
+land within one prior width. The last is what orders whole 64K folios below
+2M: a whole 64K folio takes si->lock once per 16 pages, where 4K takes it
+once per 64-slot cache refill. (Freeing one core's write bandwidth instead
+reaches a similar fit only at 1.2 GB/s, far below an N1 core: rejected.)
+The other costs stay at their priors and vary in the bands. Held out: each
+cell predicted by a fit to the other eight.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ LABELS = {4: "4K Page", 64: "64K THP", 2048: "2M THP"}
 class SmallThpSwapout(Study):
     id = "small_thp_swapout"
     mechanism = SwapModel
-    free = ("split_us_per_page", "tlbi_us", "reclaim_us")
+    free = ("split_us_per_page", "tlbi_us", "reclaim_us", "slot_hold_us")
 
     def fit_rows(self) -> pd.DataFrame:
         """The 3 x 3 table, with each change's standard error computed from the
