@@ -21,10 +21,10 @@ __all__ = ["Section", "held_out_table", "run"]
 
 def held_out_table(frames: dict[str, pd.DataFrame]) -> str:
     """Every study's held-out numbers, one line each, 80 columns."""
-    lines = [f"{'source':<22} {'metric':<30} {'published':>10} {'predicted':>10} {'error':>9}"]
+    lines = [f"{'source':<22} {'metric':<26} {'published':>9} {'predicted':>9} {'error':>9}"]
     for name, h in frames.items():
         for r in h.itertuples():
-            lines.append(f"{name[:22]:<22} {r.metric[:30]:<30} {r.published:>10.4g} {r.predicted:>10.4g} "
+            lines.append(f"{name[:22]:<22} {r.metric[:26]:<26} {r.published:>9.4g} {r.predicted:>9.4g} "
                          f"{r.error:>+9.3g}")
     return "\n".join(lines)
 
