@@ -5,7 +5,6 @@ median throughput error within 20% and every measured mean inside its 90%
 band; two-process 4K shootdowns per swapped page within 5% (no fitted
 parameter moves them)."""
 
-import pytest
 from mmcost import datasets, studies
 
 STUDY = studies.get("kvm_6_18_swapout")

@@ -1,7 +1,6 @@
 """Seed 003 (swap_alloc_locks): the global si->lock build model, its accounting, invariances and study."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import mmcost

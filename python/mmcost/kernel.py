@@ -112,7 +112,7 @@ CHANGES: tuple[Change, ...] = (
            "swap"),
 )
 
-#: switches no change in the catalogue sets before its first entry: their value then
+#: the architectures a change may be limited to
 _ARCHES = ("x86", "arm64")
 
 

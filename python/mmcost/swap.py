@@ -55,7 +55,7 @@ from . import _validate as v
 from .locks import Critical, Dist, Lock, LockSystem, Work
 from .mechanism import Mechanism, Quantity, Result, knob
 from .model import Prior
-from .swap_devices import BLOCK, COMPRESSED, COMPRESSORS, DEVICES, RAM_DISKS, compress_us_per_page, decompress_us_per_page
+from .swap_devices import COMPRESSED, COMPRESSORS, DEVICES, RAM_DISKS, compress_us_per_page, decompress_us_per_page
 
 PAGE_KB = 4
 PMD_KB = 2048
