@@ -31,7 +31,7 @@ def recovered(fit, truth: dict, k: float = 4.0):
 
 
 def test_swap_model_recovers_its_costs_from_varied_configurations():
-    truth = dict(reclaim_us=4.5, core_write_gb_s=5.0, fault_us=2.2)
+    truth = dict(reclaim_us_per_folio=4.5, core_write_gb_s=5.0, fault_us_per_folio=2.2)
     gen = SwapModel(**truth)
     configs = []
     for kb in (4, 16, 64, 2048):
@@ -53,7 +53,7 @@ def test_swap_model_recovers_its_costs_from_varied_configurations():
 
 def test_a_users_usemem_frame_fits_with_the_default_free_set():
     """The issue's frame: metric, value and the configuration columns a user has."""
-    gen = SwapModel(reclaim_us=3.6, core_write_gb_s=7.0)
+    gen = SwapModel(reclaim_us_per_folio=3.6, core_write_gb_s=7.0)
     rows = pd.DataFrame([dict(metric="usemem_throughput_kib_s", folio_kb=kb, processes=p, cpus=2, memcg_mb=m,
                               bytes_per_process=1536 * 2**20, swap_device="zram", compressor="lzo-rle",
                               virtualized=True, arch="x86_64", large_share=ls)
@@ -62,7 +62,7 @@ def test_a_users_usemem_frame_fits_with_the_default_free_set():
     data = synthetic(gen, rows, rel=0.02)
     fit = SwapModel().fit(data)
     assert set(fit.names) == set(SwapModel.FREE)
-    recovered(fit, dict(reclaim_us=3.6, core_write_gb_s=7.0))
+    recovered(fit, dict(reclaim_us_per_folio=3.6, core_write_gb_s=7.0))
     ask = pd.DataFrame([dict(metric="usemem_throughput_kib_s", folio_kb=kb, processes=p, cpus=2, memcg_mb=m,
                              bytes_per_process=1536 * 2**20, swap_device="zram", virtualized=True, arch="x86")
                         for kb, p, m in ((32, 1, 384), (128, 3, 768), (256, 2, 1024))])
@@ -115,7 +115,7 @@ def test_free_must_name_fittable_fields():
     with pytest.raises(ValueError, match="virtualized is a switch"):
         SwapModel().with_free(["virtualized"])
     with pytest.raises(TypeError, match="free"):
-        SwapModel().with_free("reclaim_us")
+        SwapModel().with_free("reclaim_us_per_folio")
 
 
 def test_variants_map_a_variant_column_and_refuse_unknown_ones():

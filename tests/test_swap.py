@@ -22,19 +22,24 @@ def test_swapped_share_is_everything_beyond_the_limit():
     r = m.solve()
     assert r["swapped_share"] == pytest.approx(1 - 4096 / (8 * 1024))
     assert r["usemem_throughput_kib_s"] == pytest.approx(r["swapout_kib_s"] / r["swapped_share"] / 8)
-    assert r["real_time_s"] == pytest.approx(2**30 / 1024 / r["usemem_throughput_kib_s"])
+    assert r["real_time_s"] == pytest.approx(2**30 / 1024 / r["usemem_throughput_kib_s"] + r["exit_time_s"])
 
 
 def test_one_writer_has_no_contention_and_costs_add_up():
     """P = 1: throughput is one folio per (sum of every stage's time), stage by stage from the docstring."""
     m = SwapModel(processes=1, bytes_per_process=2**30, memcg_mb=512, swap_device="brd", cpu_model="generic-x86",
-                  fault_us=1.0, core_write_gb_s=4.096, user_us_per_page=0.1, pte_us=0.1, walk_ns=30.0, reclaim_us=2.0,
-                  lru_hold_us=0.3, slot_hold_us=6.4, slot_us_per_slot=0.02, swapcache_us=0.5, full_flush_us=0.1,
-                  refill_pages_per_full_flush=8.0, mem_bw_gb_s=50.0, kernel="6.6")
+                  fault_us_per_folio=1.0, core_write_gb_s=4.096, user_us_per_page=0.1, pte_us=0.1, walk_ns=30.0, reclaim_us_per_folio=2.0,
+                  lru_hold_us_per_folio=0.3, slot_hold_us_per_acquisition=6.4, slot_us_per_slot=0.02,
+                  swapcache_us_per_folio=0.3, swapcache_us_per_page=0.2, full_flush_us=0.1,
+                  refill_pages_per_full_flush=8.0, mem_bw_gb_s=50.0, kernel="6.6", brd_alloc_us_per_page=0.3,
+                  brd_xa_hold_us=0.1, swap_avail_hold_us=0.1, memcg_charge_hold_us=0.2)
     s = 0.5
     fault = 1.0 + 1.0 + 0.1 + 0.1 + 0.03          # fault, clear_page at 4.096 GB/s, store, PTE, first-touch walk
     reclaim = 2.0 + 0.1 + 2.0 + (0.1 + 8 * 0.03)  # per folio, unmap, brd memcpy, one full flush + refill
-    stations = 0.5 + 0.3 + 6.4 / 64 + 0.02 + (4096 / s + 8192) / 50e3  # swap cache, lruvec, si->lock, DRAM
+    reclaim += 0.3 + 1.0                          # brd_insert_page: a new page, zeroed at 4.096 GB/s
+    stations = 0.5 + 0.3 + 6.4 / 64 + 0.02 + 0.1 / 64  # swap cache, lruvec, si->lock, swap_avail_lock
+    stations += 0.2 / 64 / s + 0.2 + 0.1               # memcg stock refill per 64 charged, uncharge; brd's xa_lock
+    stations += (4096 / s + 8192 + 4096) / 50e3        # DRAM: zeroing, brd's memcpy, brd's new page
     per_folio = fault / s + reclaim + stations
     assert m.solve()["swapout_kib_s"] == pytest.approx(4 * 1e6 / per_folio, rel=1e-9)
     assert m.solve()["tlb_shootdowns_per_swapped_page"] == 0.0  # its own mm on its own CPU: local flushes
@@ -48,7 +53,7 @@ def test_one_writer_has_no_contention_and_costs_add_up():
     dict(folio_kb=16, swap_device="nvme", bandwidth_mib_s=1500.0, latency_us=20.0, queue_depth=4),
 ], ids=["4K", "64K split", "64K whole 60%", "2M", "16K nvme"])
 def test_simulation_agrees_with_mva(cfg):
-    m = small(lru_hold_us=0.6, slot_hold_us=5.0, **cfg)
+    m = small(lru_hold_us_per_folio=0.6, slot_hold_us_per_acquisition=5.0, **cfg)
     a = m.solve()
     s = m.solve("simulated", ops=60_000, replications=8, seed=SEED, progress=False)
     lo, hi = [q for q in s.quantities if q.name == "swapout_kib_s"][0].lo, s.table().loc["swapout_kib_s", "hi"]
@@ -58,9 +63,9 @@ def test_simulation_agrees_with_mva(cfg):
 
 # --- physics, for any parameters ----------------------------------------------------------------
 costs = st.fixed_dictionaries(dict(
-    fault_us=st.floats(0.1, 5), core_write_gb_s=st.floats(1, 30), pte_us=st.floats(0, 0.5),
-    reclaim_us=st.floats(0.1, 10), lru_hold_us=st.floats(0, 3), slot_hold_us=st.floats(0, 10),
-    swapcache_us=st.floats(0, 2), split_us_per_page=st.floats(0, 2)))
+    fault_us_per_folio=st.floats(0.1, 5), core_write_gb_s=st.floats(1, 30), pte_us=st.floats(0, 0.5),
+    reclaim_us_per_folio=st.floats(0.1, 10), lru_hold_us_per_folio=st.floats(0, 3), slot_hold_us_per_acquisition=st.floats(0, 10),
+    swapcache_us_per_page=st.floats(0, 2), split_us_per_page=st.floats(0, 2)))
 sizes = st.sampled_from([4, 16, 64, 256, 2048])
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -196,10 +201,10 @@ def test_mthp_below_pmd_size_needs_a_kernel_that_has_it():
 
 
 def test_a_failed_contiguous_allocation_takes_the_split_path():
-    whole_failing = small(folio_kb=64, contiguous_failure=1.0, slot_hold_us=0.0, slot_us_per_slot=0.0,
+    whole_failing = small(folio_kb=64, contiguous_failure=1.0, slot_hold_us_per_acquisition=0.0, slot_us_per_slot=0.0,
                           madvise=True).solve()
-    split = small(folio_kb=64, kernel="6.9", swap_whole_mthp=False, slot_hold_us=0.0, slot_us_per_slot=0.0,
-                  madvise=True, batched_split_flush=True).solve()
+    split = small(folio_kb=64, swap_whole_mthp=False, slot_hold_us_per_acquisition=0.0, slot_us_per_slot=0.0,
+                  madvise=True).solve()
     assert whole_failing["swapout_kib_s"] == pytest.approx(split["swapout_kib_s"], rel=1e-12)
 
 
@@ -239,7 +244,7 @@ def test_fallback_mix_sits_between_the_pure_sizes():
     (dict(swap_device="tape"), ValueError, "swap_device"),
     (dict(compressor="gzip9"), ValueError, "compressor"),
     (dict(cpu_model="pentium"), ValueError, "cpu_model"),
-    (dict(reclaim_us=float("nan")), ValueError, "reclaim_us"),
+    (dict(reclaim_us_per_folio=float("nan")), ValueError, "reclaim_us_per_folio"),
     (dict(arch="mips"), ValueError, "arch"),
     (dict(bandwidth_mib_s=-5.0), ValueError, "bandwidth_mib_s"),
     (dict(queue_depth=0), ValueError, "queue_depth"),

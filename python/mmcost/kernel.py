@@ -62,6 +62,10 @@ CHANGES: tuple[Change, ...] = (
            "x86/mm: Enable broadcast TLB invalidation for multi-threaded processes",
            "AMD INVLPGB/TLBSYNC replace flush IPIs for multi-threaded mms (CPUs with the feature only)",
            "none yet (catalogued for the TLB model)", arch="x86"),
+    Change("pv_ipi", True, False, "4.19", "",
+           "KVM: X86: Implement PV IPIs in linux guest (series by Wanpeng Li)",
+           "a KVM guest sends a flush IPI to a whole cpumask with one KVM_HC_SEND_IPI hypercall "
+           "(kvm_send_ipi_mask) instead of one VM-exiting ICR write per target", "swap", arch="x86"),
     # --- large folios on the swap-out path -----------------------------------------------------
     Change("swap_whole_pmd_thp", True, False, "4.13", "",
            "mm, THP, swap: delay splitting THP during swap out (series by Huang Ying)",

@@ -25,8 +25,13 @@ configuration and solves it. Subclassing :class:`Mechanism` makes it a
   variants of a before/after pair); a change row's reference takes its
   ``baseline`` variant and any ``baseline_<leaf>`` column.
 
-Precedence, lowest first: class default, table value, ``variants``, row
-column. Fitted values apply to every row (a column of the same name still
+A parameter named ``<leaf>@<variant>`` (``free=["build_factor@patched"]``)
+is the leaf's value in rows of that variant only: a per-variant parameter
+with the leaf's bounds and prior, so a difference between two kernel builds
+that no mechanism explains has a parameter of its own.
+
+Precedence, lowest first: class default, table value, ``variants``,
+per-variant parameter, row column. Fitted values apply to every row (a column of the same name still
 wins for its row).
 """
 
@@ -44,6 +49,8 @@ import pandas as pd
 from .model import Model, Parameter, Prior
 
 #: fields of every mechanism that are not leaves
+#: joins a leaf and a variant in a per-variant parameter's name: ``build_factor@base+patch``
+SCOPE = "@"
 BASE_FIELDS = frozenset({"parameters", "name", "default_rel_error", "fitted_on", "variants"})
 #: configurations solved per mechanism instance before the cache is cleared
 _CACHE_SIZE = 4096
@@ -329,6 +336,7 @@ class Mechanism(Model):
             prior = k.prior or self.PRIORS.get(name)
             out.append(Parameter(name, val, k.unit or unit_of_name(name), lower, upper,
                                  free=name in self.FREE, prior=prior, doc=k.doc))
+        out += [p for name, p in old.items() if SCOPE in name and name.split(SCOPE, 1)[0] in leaves]
         return tuple(out)
 
     def with_parameters(self, **changes) -> Mechanism:
@@ -346,9 +354,11 @@ class Mechanism(Model):
                 settings[k] = c
             else:
                 values[k] = float(c)
+        scoped = {k: values.pop(k) for k in list(values) if SCOPE in k}
         new = tuple(replace(p, **settings[p.name]) if p.name in settings else p for p in self.parameters)
+        new = tuple(replace(p, value=scoped[p.name]) if p.name in scoped else p for p in new)
         top = self._top_changes(values)
-        if settings:
+        if settings or scoped:
             top["parameters"] = new
         return replace(self, **top) if top else self
 
@@ -357,8 +367,13 @@ class Mechanism(Model):
         if isinstance(free, str) or not hasattr(free, "__iter__"):
             raise TypeError(f"free must be a list of field names, got {free!r}")
         free = list(free)
+        model = self._with_scoped([n for n in free if SCOPE in n])
+        if model is not self:
+            return model.with_free(free)
         leaves, params = self.leaves, self.params
         for n in free:
+            if SCOPE in n:
+                continue
             if n not in leaves:
                 raise ValueError(f"free: {type(self).__name__} has no field {n!r}; known: {sorted(leaves)}")
             if n not in params:
@@ -366,6 +381,26 @@ class Mechanism(Model):
                 what = {"int": "a count", "bool": "a switch", "str": "a choice"}.get(lf.kind, "not a finite number")
                 raise ValueError(f"free: {n} is {what}; it can be a configuration column, not a fitted parameter")
         return self.with_parameters(**{p: {"free": p in free} for p in params})
+
+    def _with_scoped(self, names) -> Mechanism:
+        """This mechanism with a parameter for each ``<leaf>@<variant>`` in
+        ``names`` it lacks: a copy of the leaf's parameter (bounds, prior,
+        value) that sets the leaf in rows of that variant only. A kernel
+        build's nuisance offset (``build_factor@base+patch``) is one."""
+        params = self.params
+        add = []
+        for n in names:
+            leaf, _, variant = n.partition(SCOPE)
+            if not variant:
+                raise ValueError(f"free: {n!r} names no variant after {SCOPE!r}")
+            if leaf not in params:
+                known = sorted(self.params)
+                raise ValueError(f"free: {n!r}: {leaf!r} is not a fitted parameter of {type(self).__name__}; "
+                                 f"known: {known}")
+            if n not in params:
+                base = params[leaf]
+                add.append(replace(base, name=n, free=True, doc=f"{leaf} in rows of variant {variant!r}"))
+        return replace(self, parameters=self.parameters + tuple(add)) if add else self
 
     def fit(self, df: pd.DataFrame, free=None, **kwargs):
         """Fit to a tidy frame (any rows whose ``metric`` this mechanism predicts).
@@ -434,7 +469,12 @@ class Mechanism(Model):
         changed = {k: v for k, v in p.items() if k in self.leaves and self.get(k) != v}
         if changed:
             base = self.set(**changed)
-        cols = [c for c in rows.columns if c in base.leaves or (c == "variant" and base.variants)]
+        scoped: dict = {}
+        for name, val in p.items():
+            if SCOPE in name:
+                leaf, _, variant = name.partition(SCOPE)
+                scoped.setdefault(variant, {})[leaf] = val
+        cols = [c for c in rows.columns if c in base.leaves or (c == "variant" and (base.variants or scoped))]
         out = np.empty(len(rows))
         if not cols:
             groups = {(): np.arange(len(rows))}
@@ -446,7 +486,10 @@ class Mechanism(Model):
                 groups.setdefault(key, []).append(i)
         for key, idx in groups.items():
             idx = np.asarray(idx, dtype=int)
-            cfg, res = base._solved(key, dict(zip(cols, key)))
+            over = dict(zip(cols, key))
+            extra = {k: x for k, x in scoped.get(over.get("variant"), {}).items() if missing(over.get(k))}
+            over.update(extra)
+            cfg, res = base._solved(key + tuple(sorted(extra.items())), over)
             out[idx] = np.asarray(cfg.metric_value(res, metric, rows.iloc[idx]), dtype=float)
         return out
 

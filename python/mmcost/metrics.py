@@ -73,6 +73,10 @@ METRICS: dict[str, tuple[str, str]] = {
     "lock_contended_per_s": ("1/s", "contended acquisitions per second of one lock or call site"),
     "lock_utilization": ("1", "share of time one lock is held (model output)"),
     "tlb_shootdowns_per_swapped_page": ("1/page", "TLB shootdown interrupts (all CPUs) per 4 KiB page swapped out"),
+    "exit_time_s": ("s", "time from the writers' last store to their exit: freeing swapped and resident memory "
+                         "(model output; real_time_s minus the write loop's time)"),
+    "munmap_time_ms": ("ms", "time to munmap memory that was swapped out (concurrent processes: until the last)"),
+    "kswapd_reclaim_share_pct": ("%", "pgsteal_kswapd / (pgsteal_kswapd + pgsteal_direct), /proc/vmstat"),
     "large_fault_share_pct": ("%", "share of bytes faulted as the requested large folio size (the rest fell back to 4K)"),
     # swap / mTHP
     "thp_swap_alloc_failure_change_pct": ("%", "change of mTHP swap-slot allocation failures"),

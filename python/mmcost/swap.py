@@ -64,6 +64,28 @@ RECLAIM_BATCH = 32
 #: swap slots taken under si->lock per per-CPU cache refill (SWAP_SLOTS_CACHE_SIZE, mm/swap_slots.c)
 SLOT_CACHE_BATCH = 64
 
+#: pages one memcg stock refill charges (MEMCG_CHARGE_BATCH, include/linux/memcontrol.h)
+MEMCG_CHARGE_BATCH = 64
+
+
+def _dsb_growth() -> tuple[float, str]:
+    """Growth of a DSB ISH wait per CPU in the inner shareable domain, from
+    the two measurements of Barry Song's cover letter (v2 of "arm64: support
+    batched/deferred tlb shootdown during page reclamation", lore
+    20220711034615.482895-1-21cnbao@gmail.com): ``ptep_clear_flush`` (a TLBI
+    and a DSB per page) takes 5.36% of one process paging out on an 8-core
+    Snapdragon 888 and 16.99% on a Kunpeng 920 with "around 100" (96) cores.
+    A share s is a cost ratio s / (1 - s) to the rest; with the rest alike,
+    (1 + g (n2 - 1)) / (1 + g (n1 - 1)) = r gives g."""
+    s1, n1, s2, n2 = 0.0536, 8, 0.1699, 96
+    r = (s2 / (1 - s2)) / (s1 / (1 - s1))
+    g = (r - 1) / ((n2 - 1) - r * (n1 - 1))
+    return g, (f"Barry Song's arm64 batched-flush cover letter (v2, July 2022): ptep_clear_flush 5.36% of a paging-"
+               f"out run on 8 cores, 16.99% on ~96 (Kunpeng 920): a cost ratio {r:.2f}, so {g:.3f} per CPU")
+
+
+DSB_GROWTH, DSB_GROWTH_SOURCE = _dsb_growth()
+
 #: priors of the compressor-derived fields, centred on the compressor's table values
 _COMPRESSOR_PRIORS = {
     "compress_us_per_page": ("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the preset's "
@@ -90,6 +112,7 @@ class SwapModel(Mechanism):
                                     doc="bytes each process writes (split among its threads)")
     memcg_mb: float | None = knob(512.0, kind="float", unit="MiB", lower=1.0, upper=2.0**30,
                                   doc="memcg limit; None: no memcg (give swapped_share)")
+    memcgs: int = knob(1, unit="count", doc="memcgs the processes are spread over evenly, each limited to memcg_mb")
     swapped_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
                                        doc="share of written bytes swapped out; None: from memcg_mb")
     folio_kb: int = knob(4, unit="KiB", doc="folio size faults ask for (the one hugepages-<size>kB enabled)")
@@ -117,12 +140,47 @@ class SwapModel(Mechanism):
                              prior=Prior(20.0, 10.0, "NVMe flash write to the drive's DRAM cache: ~10-30 us"),
                              doc="block device write latency")
     queue_depth: int = knob(32, unit="count", doc="block device I/Os in flight")
+    zs_size_classes: int = knob(1, unit="count",
+                                doc="zsmalloc size classes the compressed pages fall in, each under its own "
+                                    "class->lock (1: every page compresses alike, as usemem's pattern does)")
+    zram_us_per_page: float = knob(
+        0.3, unit="us", upper=100.0,
+        prior=Prior(0.3, 0.15, "zram_write_page besides compression and zs_malloc: zram_slot_lock, the object "
+                               "copy (zs_obj_write / zs_map_object), flags and stats: a few hundred ns"),
+        doc="zram/zswap store work per page, outside any shared lock")
+    zs_malloc_hold_us: float = knob(
+        0.15, unit="us", upper=100.0,
+        prior=Prior(0.15, 0.1, "zs_malloc under its size class's lock (mm/zsmalloc.c: find a zspage with a free "
+                               "object, take it, fix the fullness list): one or two lines the last holder dirtied"),
+        doc="per page stored, under its zsmalloc size class lock")
+    brd_alloc_share: float = knob(1.0, unit="1", upper=1.0,
+                                  doc="brd: share of pages written to sectors it has not backed yet (a fresh "
+                                      "device: 1; brd frees a page only on discard)")
+    brd_alloc_us_per_page: float = knob(
+        0.3, unit="us", upper=100.0,
+        prior=Prior(0.3, 0.15, "brd_insert_page: alloc_page(GFP_NOIO | __GFP_ZERO) from the per-CPU lists, "
+                               "besides the zeroing (charged at the core's write bandwidth)"),
+        doc="brd: allocating the backing page of a new sector, zeroing excluded")
+    brd_xa_hold_us: float = knob(
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "brd_insert_page: xa_lock(&brd->brd_pages) around one __xa_cmpxchg insert "
+                               "(drivers/block/brd.c; a radix_tree_insert under brd_lock before v6.4)"),
+        doc="brd: the device-wide page-tree lock held per new backing page")
     # --- machine ---------------------------------------------------------------------------------
     cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS),
                                  doc="CPU preset (mmcost.cpu_models); None: generic for the arch")
     arch: str | None = knob(None, kind="str", choices=("x86", "arm64"), doc="None: the cpu_model's",
                             aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")))
     virtualized: bool = knob(False, doc="a KVM guest: IPIs exit to the host, page walks are 2-D")
+    numa_nodes: int | None = knob(None, kind="int", unit="count",
+                                  doc="NUMA nodes (each its own LRU lists and kswapd), writers and their memory "
+                                      "spread evenly; None: the cpu_model's sockets, else 1")
+    machine_cpus: int | None = knob(None, kind="int", unit="count",
+                                    doc="CPUs of the machine (arm64: the inner shareable domain every DSB waits "
+                                        "on); None: the cpu_model's, else cpus")
+    kswapd_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
+                                      doc="share of folios kswapd reclaims, pgsteal_kswapd / (pgsteal_kswapd + "
+                                          "pgsteal_direct); None: 0 under a memcg limit, else kswapd's capacity")
     kernel: str = knob("6.18", doc="kernel version: selects every switch left None (mmcost.kernel)")
     # --- kernel switches (None: from the kernel) ---------------------------------------------------
     slot_cache: bool | None = knob(None, kind="bool", kernel=True, doc="per-CPU swap slot cache (v4.11-v6.14)")
@@ -132,6 +190,8 @@ class SwapModel(Mechanism):
     swapcache_lock_partitions: int | None = knob(None, kind="int", kernel=True,
                                                  doc="contended swap cache tree locks (0: not contended, v4.10)")
     writeback_tags: bool | None = knob(None, kind="bool", kernel=True, doc="radix-tree writeback tags (before v4.9)")
+    lru_lock_scope: str | None = knob(None, kind="str", kernel=True, choices=("zone", "node", "lruvec"),
+                                      doc="what one LRU lock covers: a zone (to v4.7), a node (v4.8), a lruvec (v5.11)")
     swap_whole_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="mTHP below PMD size swapped out whole")
     swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.13)")
     anon_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="anonymous mTHP faults exist (v6.8)")
@@ -142,8 +202,10 @@ class SwapModel(Mechanism):
     batched_unmap_flush: bool | None = knob(None, kind="bool", kernel=True,
                                             doc="deferred, batched unmap flush (x86 v4.3, arm64 v6.5)")
     mm_cpus: int | None = knob(None, kind="int", doc="CPUs in each mm's cpumask; None: min(threads, cpus)")
+    pv_ipi: bool | None = knob(None, kind="bool", kernel=True,
+                               doc="a KVM guest sends an IPI mask with one hypercall (v4.19), not an exit per target")
     # --- costs ---------------------------------------------------------------------------------
-    fault_us: float = knob(1.5, unit="us", lower=0.01, upper=100.0,
+    fault_us_per_folio: float = knob(1.5, unit="us", lower=0.01, upper=100.0,
                            prior=Prior(1.5, 0.75, "will-it-scale page_fault1: one anonymous fault (entry, allocation, "
                                                   "memcg charge, rmap) costs 1-2 us on a server core"),
                            doc="per fault, besides zeroing and PTEs")
@@ -158,15 +220,15 @@ class SwapModel(Mechanism):
     pte_us: float = knob(0.05, unit="us", upper=5.0,
                          prior=Prior(0.05, 0.03, "one PTE update with its rmap and counter work: tens of ns"),
                          doc="per PTE set, cleared or walked")
-    reclaim_us: float = knob(3.0, unit="us", lower=0.01, upper=1000.0,
+    reclaim_us_per_folio: float = knob(3.0, unit="us", lower=0.01, upper=1000.0,
                              prior=Prior(3.0, 1.5, "shrink_folio_list per folio without I/O (folio_referenced + "
                                                    "try_to_unmap rmap walks, add_to_swap, __remove_mapping, free)"),
                              doc="per folio reclaimed, outside any lock")
-    lru_hold_us: float = knob(0.1, unit="us", upper=100.0,
+    lru_hold_us_per_folio: float = knob(0.1, unit="us", upper=100.0,
                               prior=Prior(0.1, 0.05, "isolate_lru_folios / move_folios_to_lru: list and counter "
                                                      "updates, ~0.1 us per folio under the lruvec lock"),
                               doc="per folio under the memcg's lruvec lock")
-    slot_hold_us: float = knob(
+    slot_hold_us_per_acquisition: float = knob(
         1.0, unit="us", upper=100.0,
         prior=Prior(1.0, 0.6, "get_swap_pages -> scan_swap_map_slots / swap_alloc_cluster under si->lock write "
                               "swap_info_struct fields (cluster_next, lowest_bit, highest_bit, inuse_pages, "
@@ -179,11 +241,18 @@ class SwapModel(Mechanism):
         prior=Prior(0.03, 0.02, "per slot scanned and taken: one swap_map byte (SWAP_HAS_CACHE) and the "
                                 "cluster's count in lines the holder already has, tens of ns"),
         doc="per swap slot allocated, under si->lock")
-    swapcache_us: float = knob(0.5, unit="us", upper=50.0,
-                               prior=Prior(0.5, 0.25, "__add_to_swap_cache + __remove_mapping: one tree or xarray "
-                                                      "insert and delete, a few hundred ns each"),
-                               doc="per folio swap cache insert + delete (half each)")
-    tag_hold_us: float = knob(0.25, unit="us", upper=50.0,
+    swapcache_us_per_folio: float = knob(
+        0.3, unit="us", upper=50.0,
+        prior=Prior(0.3, 0.15, "add_to_swap_cache + __remove_mapping once per folio: the lock, folio flags and "
+                               "refcount, the lruvec and memcg swap-cache counters: a few hundred ns"),
+        doc="per folio swap cache insert + delete, besides its entries (half each)")
+    swapcache_us_per_page: float = knob(
+        0.2, unit="us", upper=50.0,
+        prior=Prior(0.2, 0.1, "one xas_store per subpage index on insert and one on delete "
+                              "(__add_to_swap_cache / __delete_from_swap_cache loop over folio_nr_pages; from v6.18 "
+                              "__swap_table_set per entry): ~100 ns each"),
+        doc="per subpage entry of a folio in the swap cache, insert + delete (half each)")
+    tag_hold_us_per_page: float = knob(0.25, unit="us", upper=50.0,
                               prior=Prior(0.25, 0.15, "one radix_tree_tag_set/clear walk under tree_lock"),
                               doc="per folio and writeback-tag site")
     split_us_per_page: float = knob(0.5, unit="us", upper=100.0,
@@ -194,7 +263,7 @@ class SwapModel(Mechanism):
                                               doc="compression of one page; None: the compressor's")
     decompress_us_per_page: float | None = knob(None, kind="float", unit="us", upper=1e4,
                                                 doc="decompression (zswap writeback); None: the compressor's")
-    io_submit_us: float = knob(3.0, unit="us", upper=1000.0,
+    io_submit_us_per_io: float = knob(3.0, unit="us", upper=1000.0,
                                prior=Prior(3.0, 1.5, "swap_writepage -> submit_bio -> nvme_queue_rq and its "
                                                      "completion interrupt: a few us of CPU per I/O"),
                                doc="CPU per block I/O (one per folio)")
@@ -213,17 +282,55 @@ class SwapModel(Mechanism):
                                      prior=Prior(3.0, 1.0, "Bhargava et al., ASPLOS 2008: a 2-D walk makes up to 24 "
                                                            "references instead of 4, cut by page-walk caches"),
                                      doc="page-walk cost in a guest over native")
-    vm_exit_factor: float = knob(3.0, unit="1", lower=1.0, upper=100.0,
-                                 prior=Prior(3.0, 1.5, "Agesen et al., USENIX ATC 2012: an ICR write exits and the "
-                                                       "interrupt is injected on entry; Ouyang & Lange, VEE 2016"),
-                                 doc="IPI cost in a guest over native")
+    vm_exit_us: float = knob(
+        1.0, unit="us", upper=100.0,
+        prior=Prior(1.0, 0.5, "a VM exit and re-entry for an ICR write or a hypercall: ~1,000-2,000 cycles of "
+                              "hardware round trip plus KVM's handler (Agesen et al., USENIX ATC 2012)"),
+        doc="one VM exit and re-entry (a guest's IPI send)")
+    posted_interrupts: bool = knob(True, doc="APICv/AVIC: an IPI reaches a running vCPU without a VM exit")
     tlbi_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one broadcast TLBI at the DVM node")
-    dsb_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one DSB ISH wait (arm64)")
+    dsb_us: float | None = knob(None, kind="float", unit="us", upper=100.0,
+                                doc="one DSB ISH wait (arm64) on a one-CPU domain; it grows with machine_cpus")
+    dsb_growth_per_cpu: float = knob(DSB_GROWTH, unit="1", upper=1.0, prior=Prior(DSB_GROWTH, 0.03, DSB_GROWTH_SOURCE),
+                                     doc="relative growth of a DSB ISH wait per further CPU in the domain")
+    swap_avail_hold_us: float = knob(
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "get_swap_pages: spin_lock(&swap_avail_lock), plist_requeue of the device on "
+                               "swap_avail_heads, unlock (mm/swapfile.c, v4.x-v6.13): one line, moved"),
+        doc="per get_swap_pages call under the global swap_avail_lock (si->lock era)")
+    memcg_charge_hold_us: float = knob(
+        0.2, unit="us", upper=100.0,
+        prior=Prior(0.2, 0.1, "page_counter_try_charge / page_counter_uncharge: an atomic add on the memcg's "
+                              "counter and each ancestor's up to the root (mm/page_counter.c), lines every "
+                              "charging CPU writes: ~50-100 ns each when they move (Boyd-Wickizer et al. 2012)"),
+        doc="per page_counter update (a stock refill, a large charge, a swap-out uncharge)")
+    swap_free_us_per_page: float = knob(
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "zap_pte_range -> free_swap_and_cache_nr -> the swap entry's count and cache "
+                               "check, zram_slot_free_notify outside zsmalloc: 0.18 us per page in all with zs_free "
+                               "(Wenchao Hao, 'mm/zsmalloc: reduce lock contention in zs_free()' v6, June 2026: "
+                               "munmap of 256 MB paged out to zram in 11.7 ms on an i7-12700)"),
+        doc="at exit: per swapped-out page freed, outside shared locks")
+    zs_free_hold_us: float = knob(
+        0.08, unit="us", upper=100.0,
+        prior=Prior(0.08, 0.05, "zs_free under class->lock (pool->lock read side first), the rest of the 0.18 us "
+                                "per page of the same source; the series says the class lock dominates munmap"),
+        doc="at exit: per zram/zswap object freed, under its zsmalloc size class lock")
+    page_free_us_per_page: float = knob(
+        0.05, unit="us", upper=100.0,
+        prior=Prior(0.05, 0.03, "zap_pte_range for a present page: rmap, counters, batched free to the per-CPU "
+                                "lists (free_pages_and_swap_cache): tens of ns per page"),
+        doc="at exit: per resident page freed")
+    build_factor: float = knob(
+        1.0, unit="1", lower=0.5, upper=2.0,
+        prior=Prior(1.0, 0.03, "run-to-run spread of LKP swap throughput: the seeds print 2-7% stddev"),
+        doc="a kernel build's nuisance factor on every rate, no mechanism behind it; fit it per variant "
+            "(build_factor@<variant>) with its source's own stddev as the prior")
 
     METRICS: ClassVar = ("usemem_throughput_kib_s", "swapout_kib_s", "vm_scalability_throughput_kib_s",
-                         "sys_time_s", "real_time_s", "tlb_shootdowns_per_swapped_page", "cycles_share_pct",
-                         "large_fault_share_pct")
-    FREE: ClassVar = ("reclaim_us", "core_write_gb_s")
+                         "sys_time_s", "real_time_s", "exit_time_s", "munmap_time_ms", "tlb_shootdowns_per_swapped_page",
+                         "kswapd_reclaim_share_pct", "cycles_share_pct", "large_fault_share_pct")
+    FREE: ClassVar = ("reclaim_us_per_folio", "core_write_gb_s")
 
     # --- configuration ---------------------------------------------------------------------------
     def check(self) -> None:
@@ -235,7 +342,13 @@ class SwapModel(Mechanism):
         if kb % PAGE_KB or (kb // PAGE_KB) & (kb // PAGE_KB - 1) or kb > PMD_KB:
             raise ValueError(f"folio_kb must be 4 KiB times a power of two, at most {PMD_KB}, got {kb}")
         v.count("queue_depth", self.queue_depth)
-        for name in ("slot_lock_partitions", "mm_cpus"):
+        v.count("memcgs", self.memcgs)
+        v.count("zs_size_classes", self.zs_size_classes)
+        if self.memcgs > self.processes:
+            raise ValueError(f"memcgs: {self.memcgs} memcgs for {self.processes} processes leaves some empty")
+        if self.memcgs > 1 and self.memcg_mb is None:
+            raise ValueError("memcgs: several memcgs need their limit, memcg_mb")
+        for name in ("slot_lock_partitions", "mm_cpus", "numa_nodes", "machine_cpus"):
             if self.get(name) is not None:
                 v.count(name, self.get(name))
         if self.swapcache_lock_partitions is not None:
@@ -268,6 +381,20 @@ class SwapModel(Mechanism):
         return self.processes * self.threads
 
     @property
+    def nodes(self) -> int:
+        """NUMA nodes: ``numa_nodes``, else the cpu_model's sockets, else 1."""
+        if self.numa_nodes is not None:
+            return self.numa_nodes
+        return cpu_models.get(self.cpu_model).sockets if self.cpu_model else 1
+
+    @property
+    def domain_cpus(self) -> int:
+        """CPUs a broadcast TLBI and its DSB reach: the whole machine."""
+        if self.machine_cpus is not None:
+            return self.machine_cpus
+        return cpu_models.get(self.cpu_model).cpus if self.cpu_model else (self.cpus or self.writers)
+
+    @property
     def running(self) -> int:
         """Writers on a CPU at once (the closed network's population)."""
         return min(self.writers, self.cpus or self.writers)
@@ -283,7 +410,7 @@ class SwapModel(Mechanism):
         gives R = (L - W(1-w)/c) / (1 - (1-w)/c)."""
         if self.swapped_share is not None:
             return float(self.swapped_share)
-        w_bytes, limit = self.written_bytes, self.memcg_mb * 2**20
+        w_bytes, limit = self.written_bytes / self.memcgs, self.memcg_mb * 2**20
         resident = limit
         if self.swap_device == "zswap":
             kept = (1.0 - self.zswap_writeback_share) / self.compression_ratio
@@ -314,57 +441,91 @@ class SwapModel(Mechanism):
             return 1.0
         if self.memcg_mb is None:
             return 1.0
-        before = min(1.0, self.memcg_mb * 2**20 / self.written_bytes)
+        before = min(1.0, self.memcg_mb * 2**20 * self.memcgs / self.written_bytes)
         steady = max(0.0, 1.0 - (self.folio_kb // PAGE_KB) / self.fault_reclaim_pages)
         return before + (1.0 - before) * steady
 
     # --- the operation: swap out one folio -----------------------------------------------------------
-    def _targets(self, folios: float) -> float:
+    def _lru_sharers(self) -> float:
+        """Processes whose pages lie on the LRU lists a reclaimer scans: its
+        memcg's (memcg reclaim walks the memcg's lruvec on every node), or its
+        node's under global reclaim."""
+        if self.memcg_mb is None:
+            return max(1.0, self.processes / self.nodes)
+        return self.processes / self.memcgs
+
+    def _targets(self, folios: float, by_kswapd: bool = False) -> float:
         """Expected remote CPUs of one flush covering ``folios`` folios: the
-        union of the owners' cpumasks, minus the reclaimer's CPU. The memcg's
-        LRU holds every process's pages in fault order, so each folio belongs
-        to a uniformly drawn process."""
+        union of the owners' cpumasks, minus the reclaimer's CPU. The LRU holds
+        its processes' pages in fault order, so each folio belongs to a
+        uniformly drawn one of them. kswapd owns no mm: every owner CPU is
+        remote (``try_to_unmap_flush`` -> ``flush_tlb_multi``)."""
         cpus = self.cpus or self.writers
         mm = self.mm_cpus or min(self.threads, cpus)
-        p = self.processes
+        p = self._lru_sharers()
         hit = 1.0 - (1.0 - 1.0 / p) ** folios  # a given mm owns at least one folio of the flush
-        return min(cpus - 1, (mm - 1) * hit + (p - 1) * mm * hit)
+        if by_kswapd:
+            return min(float(cpus), p * mm * hit)
+        return min(cpus - 1.0, (mm - 1) * hit + (p - 1) * mm * hit)
 
-    def _flush(self, entries: int, folios: float, batched: bool) -> dict:
+    def _flush(self, entries: int, folios: float, batched: bool, by_kswapd: bool = False) -> dict:
         """One flush round for ``entries`` unmapped translations of ``folios``
         folios: the sender's CPU time, the targets' CPU time, shootdowns,
         broadcast TLBIs (arm64). x86 ``arch_tlbbatch_flush`` is a full flush;
-        an unbatched flush (``ptep_clear_flush``) INVLPGs up to the ceiling."""
-        vm = self.vm_exit_factor if self.virtualized else 1.0
+        an unbatched flush (``ptep_clear_flush``) INVLPGs up to the ceiling.
+        arm64's DSB ISH waits for every CPU of the domain to complete the
+        TLBIs, so it grows with ``domain_cpus``."""
         walk_us = self.walk_ns * 1e-3 * (self.nested_walk_factor if self.virtualized else 1.0)
         refill = self.refill_pages_per_full_flush * walk_us
         if self.arch == "arm64":
-            return dict(sender=self.dsb_us, targets=0.0, shootdowns=0.0, tlbis=float(entries))
+            dsb = self.dsb_us * (1.0 + self.dsb_growth_per_cpu * (self.domain_cpus - 1))
+            return dict(sender=dsb, targets=0.0, shootdowns=0.0, tlbis=float(entries))
         full = batched or entries > 33  # tlb_single_page_flush_ceiling
         local = self.full_flush_us + refill if full else entries * self.invlpg_us
-        t = self._targets(folios)
-        sender = local + (t * self.ipi_send_us + (self.irq_us if t > 0 else 0.0)) * vm
-        return dict(sender=sender, targets=t * (self.irq_us * vm + local), shootdowns=t, tlbis=0.0)
+        t = self._targets(folios, by_kswapd)
+        send, receive = t * self.ipi_send_us, self.irq_us
+        any_target = min(1.0, t)  # the chance a flush has a remote CPU at all (exact for one possible target)
+        if self.virtualized:
+            # flush_tlb_multi -> kvm_flush_tlb_multi -> kvm_send_ipi_mask: one hypercall for the whole mask with
+            # PV IPIs, else an exit per ICR write; a posted interrupt reaches a running vCPU without one
+            exits = any_target if self.switch("pv_ipi") else t
+            send += exits * self.vm_exit_us
+            receive += 0.0 if self.posted_interrupts else self.vm_exit_us
+        sender = local + send + any_target * receive  # flush_tlb_multi waits for the acknowledgements
+        return dict(sender=sender, targets=t * (receive + local), shootdowns=t, tlbis=0.0)
 
     def _zero_us(self, pages: float) -> float:
         return pages * 4.096 / self.core_write_gb_s
 
-    def _device(self, pages: int) -> tuple[float, float, float]:
-        """(writer CPU us, block-device station us, DRAM bytes) per I/O of ``pages`` pages."""
+    def _device(self, pages: int) -> dict[str, float]:
+        """Per I/O of ``pages`` pages: the writer's CPU (``cpu``), the block
+        device station (``device``), the zsmalloc class lock (``zs``), brd's
+        page-tree lock (``brd_xa``) and DRAM bytes (``dram``). zram and brd
+        split every bio into pages (``zram_bio_write`` -> ``zram_write_page``,
+        ``brd_do_bvec``), so their work is per page whatever the folio."""
         dev, kib = self.swap_device, pages * PAGE_KB
+        out = dict(cpu=0.0, device=0.0, zs=0.0, brd_xa=0.0, dram=0.0)
         io = max(kib / 1024 / self.bandwidth_mib_s * 1e6, self.latency_us / self.queue_depth)
         if dev in RAM_DISKS:  # memcpy: read 4 KiB, write 4 KiB
-            return 2 * self._zero_us(pages), 0.0, 8192.0 * pages
+            out.update(cpu=2 * self._zero_us(pages), dram=8192.0 * pages)
+            if dev == "brd":  # brd_insert_page for a sector not yet backed: a zeroed page, one tree insert
+                new = self.brd_alloc_share * pages
+                out["cpu"] += new * (self.brd_alloc_us_per_page + self._zero_us(1))
+                out["brd_xa"] = new * self.brd_xa_hold_us
+                out["dram"] += new * 4096.0
+            return out
         if dev in COMPRESSED:
             store = self._zero_us(pages) / self.compression_ratio
-            cpu = pages * self.compress_us_per_page + store
-            dram = 4096.0 * pages * (1 + 1 / self.compression_ratio)
+            out.update(cpu=pages * (self.compress_us_per_page + self.zram_us_per_page) + store,
+                       zs=pages * self.zs_malloc_hold_us, dram=4096.0 * pages * (1 + 1 / self.compression_ratio))
             if dev == "zswap" and self.zswap_writeback_share > 0:
                 w = self.zswap_writeback_share
-                cpu += w * (pages * self.decompress_us_per_page + self.io_submit_us)
-                return cpu, w * io, dram + w * 8192.0 * pages
-            return cpu, 0.0, dram
-        return self.io_submit_us, io, 4096.0 * pages  # nvme/ssd: DMA reads the page
+                out["cpu"] += w * (pages * self.decompress_us_per_page + self.io_submit_us_per_io)
+                out["device"] = w * io
+                out["dram"] += w * 8192.0 * pages
+            return out
+        out.update(cpu=self.io_submit_us_per_io, device=io, dram=4096.0 * pages)  # nvme/ssd: DMA reads the page
+        return out
 
     def _whole(self, kb: int) -> bool:
         if kb == PAGE_KB:
@@ -373,79 +534,99 @@ class SwapModel(Mechanism):
             return bool(self.switch("swap_whole_pmd_thp"))
         return bool(self.switch("swap_whole_mthp"))
 
-    def _stages(self, kb: int) -> dict[str, float]:
+    def _stages(self, kb: int, by_kswapd: bool = False) -> dict[str, float]:
         """Per folio of ``kb`` KiB swapped out: ``fault`` (per folio written),
-        ``work`` (the rest of the writers' CPU time, targets' included), the
-        holds at each station, ``tlbis``, ``dram`` bytes and ``shootdowns``."""
+        ``reclaim`` (the reclaimer's CPU), ``targets`` (flush targets' CPU),
+        the holds at each station, ``tlbis``, ``dram`` bytes and ``shootdowns``."""
         pages = kb // PAGE_KB
         if self._whole(kb):
-            whole = self._path(kb, whole=True)
+            whole = self._path(kb, True, by_kswapd)
             f = self.contiguous_failure if pages > 1 else 0.0
             if f == 0:
                 return whole
-            split = self._path(kb, whole=False)
-            split["slot"] += self.slot_hold_us  # the failed contiguous scan
+            split = self._path(kb, False, by_kswapd)
+            split["slot"] += self.slot_hold_us_per_acquisition  # the failed contiguous scan
             return {k: (1 - f) * whole[k] + f * split[k] for k in whole}
-        return self._path(kb, whole=False)
+        return self._path(kb, False, by_kswapd)
 
-    def _path(self, kb: int, whole: bool) -> dict[str, float]:
+    def _memcg_charges(self, pages: int, folios_out: int) -> tuple[float, float]:
+        """page_counter updates (per folio written, per folio swapped out).
+        A charge below MEMCG_CHARGE_BATCH pages comes from the per-CPU stock,
+        refilled 64 pages at a time (``consume_stock`` / ``refill_stock``); a
+        larger one charges the counters itself. Swap-out uncharges each folio
+        leaving memory (``mem_cgroup_swapout``)."""
+        if self.memcg_mb is None:
+            return 0.0, 0.0
+        fault = 1.0 if pages >= MEMCG_CHARGE_BATCH else pages / MEMCG_CHARGE_BATCH
+        return fault, float(folios_out)
+
+    def _path(self, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, float]:
         pages = kb // PAGE_KB
         entries = 1 if kb == PMD_KB else pages  # translations faulted: a 2M THP is one PMD
         walk_us = self.walk_ns * 1e-3 * (self.nested_walk_factor if self.virtualized else 1.0)
         per_folio_flush = bool(self.switch("flush_dirty_before_pageout"))
         batched = bool(self.switch("batched_unmap_flush"))
         slot_cache = bool(self.switch("slot_cache"))
-        # one acquisition per 64-slot refill of the per-CPU cache, per page without it, per large folio
-        per_slot = (self.slot_hold_us / SLOT_CACHE_BATCH if slot_cache else self.slot_hold_us) + self.slot_us_per_slot
-        units = 1 if whole else pages  # swap-cache entries, slot allocations, I/Os
-        d = {"fault": self.fault_us + self._zero_us(pages) + pages * self.user_us_per_page
+        si_era = self.switch("swap_alloc_lock") == "si_lock"
+        hold = self.slot_hold_us_per_acquisition
+        units = 1 if whole else pages  # folios entering the swap cache, slot allocations, I/Os
+        if whole and pages > 1:  # one contiguous allocation for the folio
+            calls, slot = 1.0, hold + pages * self.slot_us_per_slot
+        else:  # per page: one si->lock per 64-slot cache refill, else one per page
+            calls = pages / SLOT_CACHE_BATCH if slot_cache else float(pages)
+            slot = calls * hold + pages * self.slot_us_per_slot
+        cache = units * self.swapcache_us_per_folio + pages * self.swapcache_us_per_page
+        charge_fault, charge_out = self._memcg_charges(pages, units)
+        d = {"fault": self.fault_us_per_folio + self._zero_us(pages) + pages * self.user_us_per_page
                       + entries * (self.pte_us + walk_us),
-             "lru": self.lru_hold_us,
-             "slot": self.slot_hold_us + pages * self.slot_us_per_slot if (whole and pages > 1) else per_slot * pages,
-             "cache_insert": units * self.swapcache_us / 2, "cache_delete": units * self.swapcache_us / 2,
-             "tags": units * self.tag_hold_us if self.switch("writeback_tags") else 0.0,
+             "lru": self.lru_hold_us_per_folio, "slot": slot,
+             "avail": calls * self.swap_avail_hold_us if si_era else 0.0,  # get_swap_pages' swap_avail_lock
+             "memcg_fault": charge_fault * self.memcg_charge_hold_us,
+             "memcg": charge_out * self.memcg_charge_hold_us,
+             "cache_insert": cache / 2, "cache_delete": cache / 2,
+             "tags": units * self.tag_hold_us_per_page if self.switch("writeback_tags") else 0.0,
              "dram_fault": 4096.0 * pages}
 
         def flushes(n_entries, folios):  # flush rounds per folio and their cost
             if not batched:  # one flush per PTE as it is cleared (ptep_clear_flush)
-                one = self._flush(1, 1, batched=False)
+                one = self._flush(1, 1, False, by_kswapd)
                 return {k: x * n_entries for k, x in one.items()}
             group = 1 if per_folio_flush else RECLAIM_BATCH
-            one = self._flush(n_entries * group, folios * group, batched=True)
+            one = self._flush(n_entries * group, folios * group, True, by_kswapd)
             return {k: x / group for k, x in one.items()}
 
         if whole:
-            cpu, dev, dram = self._device(pages)
-            work = self.reclaim_us + pages * self.pte_us + cpu
+            dev = self._device(pages)
+            reclaim = self.reclaim_us_per_folio + pages * self.pte_us + dev["cpu"]
+            sync = dict(sender=0.0, targets=0.0, tlbis=0.0, shootdowns=0.0)
             if kb == PMD_KB:
                 # shrink_folio_list passes TTU_SPLIT_HUGE_PMD for a PMD-mappable folio (v4.5 on): try_to_unmap
                 # splits the PMD (pmdp_invalidate: a synchronous flush of the range; 512 PTEs written), then
                 # unmaps and invalidates every PTE like a PTE-mapped folio's
-                sync = self._flush(1, 1, batched=False)
-                work += pages * self.pte_us + sync["sender"] + sync["targets"]
-            else:
-                sync = dict.fromkeys(("tlbis", "shootdowns"), 0.0)
+                sync = self._flush(1, 1, False, by_kswapd)
+                reclaim += pages * self.pte_us
             fl = flushes(pages, 1)
-            d["work"] = work + fl["sender"] + fl["targets"]
-            d["device"], d["dram"] = dev, dram
+            d["reclaim"] = reclaim + fl["sender"] + sync["sender"]
+            d["targets"] = fl["targets"] + sync["targets"]
             d["tlbis"], d["shootdowns"] = fl["tlbis"] + sync["tlbis"], fl["shootdowns"] + sync["shootdowns"]
+            d.update(device=dev["device"], zs=dev["zs"], brd_xa=dev["brd_xa"], dram=dev["dram"])
         else:  # split: unmap + remap every PTE (one flush), then the 4K path per page
-            cpu, dev, dram = self._device(1)
+            dev = self._device(1)
             if batched and self.switch("batched_split_flush"):
-                split = self._flush(pages, 1, batched=True)
+                split = self._flush(pages, 1, True, by_kswapd)
             else:  # try_to_migrate without TTU_BATCH_FLUSH: ptep_clear_flush per PTE
-                split = {k: x * pages for k, x in self._flush(1, 1, batched=False).items()}
+                split = {k: x * pages for k, x in self._flush(1, 1, False, by_kswapd).items()}
             fl = flushes(1, 1)
-            d["work"] = (2 * pages * self.pte_us + split["sender"] + split["targets"]
-                         + pages * (self.reclaim_us + self.pte_us + cpu + fl["sender"] + fl["targets"]))
+            d["reclaim"] = (2 * pages * self.pte_us + split["sender"]
+                            + pages * (self.reclaim_us_per_folio + self.pte_us + dev["cpu"] + fl["sender"]))
+            d["targets"] = split["targets"] + pages * fl["targets"]
             d["lru"] += pages * self.split_us_per_page
-            d["device"] = pages * dev
             d["tlbis"] = split["tlbis"] + pages * fl["tlbis"]
             d["shootdowns"] = split["shootdowns"] + pages * fl["shootdowns"]
-            d["dram"] = pages * dram
+            d.update({k: pages * dev[k] for k in ("device", "zs", "brd_xa", "dram")})
         return d
 
-    def _mix(self) -> tuple[dict[str, float], float]:
+    def _mix(self, by_kswapd: bool = False) -> tuple[dict[str, float], float]:
         """Stages of the average folio swapped, and the KiB it holds."""
         if self.folio_kb not in (PAGE_KB, PMD_KB) and not self.switch("anon_mthp"):
             raise ValueError(f"folio_kb={self.folio_kb}: kernel {self.kernel} has no anonymous mTHP (v6.8); "
@@ -456,16 +637,68 @@ class SwapModel(Mechanism):
             sizes.append((PAGE_KB, 1 - share))  # fallback faults got 4K folios
         folios = [(kb, s / kb) for kb, s in sizes if s > 0]  # folios per KiB written
         total = sum(w for _, w in folios)
-        per_size = [(w / total, kb, self._stages(kb)) for kb, w in folios]
+        per_size = [(w / total, kb, self._stages(kb, by_kswapd)) for kb, w in folios]
         d = {k: sum(w * st[k] for w, _, st in per_size) for k in per_size[0][2]}
         return d, sum(w * kb for w, kb, _ in per_size)
+
+    # --- who reclaims ----------------------------------------------------------------------------
+    def _kswapd_cpus(self) -> tuple[float, bool]:
+        """CPUs the node's kswapd threads get, and whether they are spare ones
+        (the writers keep theirs). With every CPU busy, kswapd time-shares:
+        the fair scheduler gives each runnable thread an equal part."""
+        n = self.nodes
+        if self.cpus is None:
+            return float(n), True
+        spare = self.cpus - self.running
+        if spare > 0:
+            return float(min(n, spare)), True
+        return n * self.cpus / (self.writers + n), False
 
     def system(self) -> LockSystem:
         """The closed network this configuration solves (see the module docstring)."""
         return self._network()[0]
 
     def _network(self) -> tuple[LockSystem, float, dict]:
-        d, kib = self._mix()
+        """The network at kswapd's share of the reclaim. Under a memcg limit
+        reclaim is direct (``try_charge_memcg`` -> ``try_to_free_mem_cgroup_pages``
+        in the charging task; v1 has no background limit reclaim). Under global
+        reclaim kswapd (``balance_pgdat`` -> ``shrink_node``, one thread per
+        node) takes what it can and the allocators reclaim the rest directly
+        (``__alloc_pages_direct_reclaim``): its share k is the fixed point of
+        k = min(1, kswapd capacity / folio rate(k)), found by bisection."""
+        d_direct, kib = self._mix(False)
+        if self.kswapd_share is not None:
+            k = float(self.kswapd_share)
+        elif self.memcg_mb is not None:
+            k = 0.0
+        else:
+            d_k, _ = self._mix(True)
+            kcpus, _ = self._kswapd_cpus()
+            capacity = kcpus * 1e6 / d_k["reclaim"]  # folios per second kswapd can reclaim
+
+            def excess(share):
+                net, _, _ = self._network_at(share, d_direct, d_k, kib)
+                return min(1.0, capacity / float(net.analytic().system["throughput_per_s"])) - share
+
+            if excess(1.0) >= 0:
+                k = 1.0
+            else:
+                lo, hi = 0.0, 1.0
+                for _ in range(30):
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+                k = 0.5 * (lo + hi)
+            return self._network_at(k, d_direct, d_k, kib)
+        return self._network_at(k, d_direct, self._mix(True)[0] if k > 0 else d_direct, kib)
+
+    def _network_at(self, k: float, d_direct: dict, d_kswapd: dict, kib: float) -> tuple[LockSystem, float, dict]:
+        """kswapd reclaims a share ``k`` of the folios. Its CPU time leaves the
+        writers' cycle when it runs on spare CPUs; its lock holds stay in the
+        cycle (the locks see the same acquisitions per folio swapped, from one
+        more CPU: an approximation that undercounts kswapd's own waits)."""
+        d = {key: (1 - k) * d_direct[key] + k * d_kswapd[key] for key in d_direct}
+        _, spare = self._kswapd_cpus()
+        writer_reclaim = (1 - k) * d_direct["reclaim"] + (0.0 if spare else k * d_kswapd["reclaim"])
         s = self._swapped_share()
 
         def hold(us):
@@ -473,10 +706,19 @@ class SwapModel(Mechanism):
 
         partitions = self.slot_lock_partitions or (
             (self.cpus or self.writers) if self.switch("swap_alloc_lock") == "per_cluster" else 1)
-        stages = [Work(hold(d["fault"] / s + d["work"])),
+        lru_parts = self.nodes * (self.memcgs if self.switch("lru_lock_scope") == "lruvec" else 1)
+        work = d["fault"] / s + writer_reclaim + d["targets"]
+        stages = [Work(hold(work)),
                   Critical("lru_lock", "isolate_lru_folios", hold(d["lru"])),
                   Critical("si_lock", "get_swap_pages", hold(d["slot"]))]
-        locks = [Lock("lru_lock"), Lock("si_lock", partitions=int(partitions))]
+        locks = [Lock("lru_lock", partitions=int(lru_parts)), Lock("si_lock", partitions=int(partitions))]
+        if d["avail"] > 0:
+            stages.append(Critical("swap_avail_lock", "get_swap_pages_avail", hold(d["avail"])))
+            locks.append(Lock("swap_avail_lock"))
+        charges = d["memcg_fault"] / s + d["memcg"]
+        if charges > 0:  # one root counter line above every memcg: a station for all of them
+            stages.append(Critical("memcg_counter", "page_counter_charge", hold(charges)))
+            locks.append(Lock("memcg_counter"))
         contended = self.switch("swapcache_lock_partitions")
         if contended:
             # the swap cache's tree lock: spin_lock_irq at every site (v4.8 mm/swap_state.c, mm/vmscan.c,
@@ -488,12 +730,18 @@ class SwapModel(Mechanism):
             stages.append(Critical("swapcache", "__remove_mapping", hold(d["cache_delete"]), irq_disabled=True))
             locks.append(Lock("swapcache", partitions=int(contended)))
         else:
-            stages[0] = Work(hold(d["fault"] / s + d["work"] + d["cache_insert"] + d["cache_delete"] + d["tags"]))
+            stages[0] = Work(hold(work + d["cache_insert"] + d["cache_delete"] + d["tags"]))
         if self.arch == "arm64" and d["tlbis"] > 0:
             # a broadcast TLBI is a DVM operation, and the interconnect serialises them (Arm CoreLink CMN-600
             # TRM: one DVM node handles every DVM message): all CPUs' TLBIs queue at one FIFO station
             stages.append(Critical("dvm", "tlbi_broadcast", hold(d["tlbis"] * self.tlbi_us)))
             locks.append(Lock("dvm"))
+        if d["zs"] > 0:  # zs_malloc: spin_lock(&class->lock) of the object's size class
+            stages.append(Critical("zs_class", "zs_malloc", hold(d["zs"])))
+            locks.append(Lock("zs_class", partitions=int(self.zs_size_classes)))
+        if d["brd_xa"] > 0:
+            stages.append(Critical("brd_xa", "brd_insert_page", hold(d["brd_xa"])))
+            locks.append(Lock("brd_xa"))
         if d["device"] > 0:
             stages.append(Critical("device", "swap_writepage", hold(d["device"])))
             locks.append(Lock("device"))
@@ -501,8 +749,48 @@ class SwapModel(Mechanism):
         dram_bytes = d["dram_fault"] / s + d["dram"]  # per folio swapped
         stages.append(Critical("dram", "memory_bandwidth", hold(dram_bytes / (self.mem_bw_gb_s * 1e3))))
         locks.append(Lock("dram"))
-        info = dict(kib=kib, swapped_share=s, shootdowns=d["shootdowns"], tlbis=d["tlbis"], device_us=d["device"])
+        info = dict(kib=kib, swapped_share=s, shootdowns=d["shootdowns"], tlbis=d["tlbis"], device_us=d["device"],
+                    kswapd_share=k, kswapd_us=k * d_kswapd["reclaim"])
         return LockSystem(self.running, tuple(locks), tuple(stages)), kib, info
+
+    # --- exit: the writers free what they wrote ----------------------------------------------------
+    def exit_system(self) -> LockSystem:
+        """The processes exiting together, each freeing its swapped-out pages
+        (``exit_mmap`` -> ``zap_pte_range`` -> ``free_swap_and_cache_nr``) and
+        its resident ones; one operation frees one swap entry. The entry's
+        slot goes back under ``si->lock`` one entry at a time before the slot
+        cache (``swap_entry_free`` via ``swap_info_get``), in 64-entry batches
+        with it (``free_swap_slot`` -> ``swapcache_free_entries``, v4.11-v6.14),
+        under the cluster's own lock after (v6.14: a process frees its own
+        clusters, no shared station). zram and zswap free the object with
+        ``zs_free`` under its size class's lock."""
+        s = self._swapped_share()
+        resident_per_entry = (1 - s) / s
+        work = self.swap_free_us_per_page + resident_per_entry * self.page_free_us_per_page
+        stages, locks = [], []
+        if self.switch("swap_alloc_lock") == "si_lock":
+            batch = SLOT_CACHE_BATCH if self.switch("slot_cache") else 1
+            per_entry = self.slot_hold_us_per_acquisition / batch + self.slot_us_per_slot
+            stages.append(Critical("si_lock", "swapcache_free_entries" if batch > 1 else "swap_entry_free",
+                                   Dist.exponential(per_entry)))
+            locks.append(Lock("si_lock"))
+        else:
+            work += self.slot_us_per_slot
+        if self.swap_device in COMPRESSED:
+            stages.append(Critical("zs_class", "zs_free", Dist.exponential(self.zs_free_hold_us)))
+            locks.append(Lock("zs_class", partitions=int(self.zs_size_classes)))
+        stages.insert(0, Work(Dist.exponential(work)))
+        if not locks:
+            locks, stages = [Lock("none")], stages + [Critical("none", "none", Dist.exponential(1e-9))]
+        return LockSystem(min(self.processes, self.cpus or self.processes), tuple(locks), tuple(stages))
+
+    def _exit_time_s(self) -> tuple[float, float]:
+        """(seconds from the writers' last store to their exit, CPU seconds it costs)."""
+        net = self.exit_system()
+        x = float(net.analytic().system["throughput_per_s"])  # entries freed per second, all processes
+        entries = self._swapped_share() * self.written_bytes / 4096
+        t = entries / x / self.build_factor
+        return t, t * net.cpus
 
     # --- solving ---------------------------------------------------------------------------------------
     def solve(self, solver: str = "analytic", **simulate_kwargs) -> Result:
@@ -513,22 +801,28 @@ class SwapModel(Mechanism):
             raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
         net, kib, info = self._network()
         res = net.analytic() if solver == "analytic" else net.simulate(**simulate_kwargs)
-        x = float(res.system["throughput_per_s"])  # folios swapped per second
-        half = float(res.system.get("throughput_per_s_ci99", 0.0)) / x if x > 0 else 0.0
+        x = float(res.system["throughput_per_s"]) * self.build_factor  # folios swapped per second
+        half = float(res.system.get("throughput_per_s_ci99", 0.0)) / x * self.build_factor if x > 0 else 0.0
         s = info["swapped_share"]
         swapout = x * kib
         per_proc = swapout / s / self.processes
-        real = self.bytes_per_process / 1024 / per_proc
+        loop = self.bytes_per_process / 1024 / per_proc  # the write loop, which usemem's throughput times
+        exit_s, exit_cpu = self._exit_time_s()
         at_device = 0.0  # writers waiting for the block device, off-CPU (Little's law)
         if "device" in res.locks.index:
             row = res.locks.loc["device"]
             at_device = (row["wait_avg_us"] + info["device_us"]) * row["acquisitions_per_s"] / 1e6
+        # kswapd's CPU is no writer's: time(1) leaves it out, and where kswapd shares the writers' CPUs it
+        # takes that time from them
+        kswapd_cpus = 0.0 if self._kswapd_cpus()[1] else info["kswapd_us"] * x / 1e6
         user = self.written_bytes / 4096 * self.user_us_per_page * 1e-6
-        sys_time = max(0.0, (self.running - at_device) * real - user)
+        sys_time = max(0.0, (self.running - at_device - kswapd_cpus) * loop - user) + exit_cpu
         values = [("swapout_kib_s", swapout, "KiB/s"), ("usemem_throughput_kib_s", per_proc, "KiB/s"),
                   ("vm_scalability_throughput_kib_s", per_proc * self.processes, "KiB/s"),
-                  ("real_time_s", real, "s"), ("sys_time_s", sys_time, "s"),
+                  ("real_time_s", loop + exit_s, "s"), ("sys_time_s", sys_time, "s"),
+                  ("exit_time_s", exit_s, "s"), ("munmap_time_ms", 1e3 * exit_s, "ms"),
                   ("tlb_shootdowns_per_swapped_page", info["shootdowns"] / (kib / PAGE_KB), "1/page"),
+                  ("kswapd_reclaim_share_pct", 100 * info["kswapd_share"], "%"),
                   ("large_fault_share_pct", 100 * self.large_fault_share(), "%"),
                   ("swapped_share", s, "1"), ("folios_per_s", x, "1/s")]
         scale = {"swapout_kib_s", "usemem_throughput_kib_s", "vm_scalability_throughput_kib_s", "folios_per_s"}
@@ -559,7 +853,8 @@ class SwapModel(Mechanism):
         if not isinstance(whole, bool):
             raise TypeError(f"whole must be a bool, got {type(whole).__name__}")
         d = self._path(kb, whole=whole or kb == PAGE_KB)
-        return sum(d[k] for k in ("work", "lru", "slot", "cache_insert", "cache_delete", "tags"))
+        return sum(d[k] for k in ("reclaim", "targets", "lru", "slot", "avail", "memcg", "cache_insert",
+                                  "cache_delete", "tags", "zs", "brd_xa"))
 
 
 #: the swap cache tree lock's call sites in v4.8 (perf-profile cycles-pp chains name them)

@@ -10,7 +10,7 @@ Kinds (the ``swap_device`` column):
   (``zswap_store`` -> ``obj_cgroup_charge_zswap``), and the
   pool's shrinker writes entries back to the backing device
   (``zswap_writeback_entry``: decompress, then a block write);
-- ``nvme`` / ``ssd``: DMA, so the CPU only submits the I/O (``io_submit_us``);
+- ``nvme`` / ``ssd``: DMA, so the CPU only submits the I/O (``io_submit_us_per_io``);
   the device serves every CPU at ``bandwidth_mib_s`` with ``queue_depth`` I/Os
   of ``latency_us`` in flight (a FIFO station whose service per folio is the
   larger of size / bandwidth and latency / depth: Little's law).

@@ -51,7 +51,7 @@ def model_rows(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("reclaim_us", "core_write_gb_s"),
+def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("reclaim_us_per_folio", "core_write_gb_s"),
            model: SwapModel | None = None, interval: float = 0.9, n_samples: int = 100, seed: int = 0) -> dict:
     """Fit on ``runs.query(fit_query)``'s configurations, predict the others.
 

@@ -24,7 +24,7 @@ from ._study import Section, Study
 class Kvm618Usemem(Study):
     id = "kvm_6_18_usemem"
     mechanism = SwapModel
-    free = ("reclaim_us", "core_write_gb_s")
+    free = ("reclaim_us_per_folio", "core_write_gb_s")
 
     def runs(self) -> pd.DataFrame:
         """Per-process throughput rows and per-run shootdowns per swapped page, with each run's

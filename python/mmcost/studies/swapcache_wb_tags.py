@@ -30,7 +30,7 @@ EXPERIMENT = "vm_scalability_swap_w_seq"
 class SwapcacheWbTags(Study):
     id = "swapcache_wb_tags"
     mechanism = SwapModel
-    free = ("reclaim_us", "swapcache_us", "tag_hold_us")
+    free = ("reclaim_us_per_folio", "swapcache_us_per_folio", "tag_hold_us_per_page")
 
     def swapped_share(self) -> float:
         """Swap-out rate / write throughput of the base kernel: the share of written bytes swapped."""
