@@ -36,6 +36,18 @@ def vmstat() -> dict[str, int]:
     return {k: int(v) for k, v in (line.split() for line in Path("/proc/vmstat").read_text().splitlines())}
 
 
+def write_rows(rows: list[dict]) -> None:
+    """measurements.csv in the tidy schema's column order (mmcost.schema)."""
+    from mmcost import schema
+
+    cols = list(schema.COLUMNS) + ["compressor", "kernel", "run", "note"]
+    with open(HERE / "measurements.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c in cols})
+
+
 def main() -> int:
     exe = Path("/tmp/mmcost_pageout_munmap")
     subprocess.run(["cc", "-O2", "-Wall", "-o", str(exe), str(HERE / "pageout_munmap.c")], check=True)
@@ -68,13 +80,7 @@ def main() -> int:
                 time.sleep(0.2)  # the previous run's objects are gone before the next starts
     finally:
         m.restore()
-    cols = ["experiment", "variant", "metric", "unit", "value", "n_runs", "processes", "cpus", "bytes_per_process",
-            "swap_device", "compressor", "virtualized", "arch", "kernel", "run", "note"]
-    with open(HERE / "measurements.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
+    write_rows(rows)
     return 0
 
 

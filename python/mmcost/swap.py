@@ -86,6 +86,29 @@ def _dsb_growth() -> tuple[float, str]:
 
 DSB_GROWTH, DSB_GROWTH_SOURCE = _dsb_growth()
 
+
+def _free_lines() -> tuple[float, float, str]:
+    """Per-page costs of freeing swapped-out zram memory, from the base kernel
+    of Wenchao Hao's "mm/zsmalloc: reduce lock contention in zs_free()" (v6,
+    June 2026; x86 i7-12700: processes each munmap 256 MB paged out to zram
+    with lzo-rle, concurrently): 11.7 ms alone, 24.1 ms for 2, 63.0 ms for 4.
+    With the work serialised (every freer waits for the shared lines), n
+    processes take n pages (z + (n - 1)/n L): z is the serial part alone, L
+    the lines that move when another CPU wrote them last. The 2- and
+    4-process ratios give z and L (in units of the one-process time per page)."""
+    t1, t2, t4, pages = 11.7e3, 24.1e3, 63.0e3, 256 * 2**20 // 4096
+    a, b = t2 / t1, t4 / t1  # 2z + L = a, 4z + 3L = b
+    z = (3 * a - b) / 2
+    line = a - 2 * z
+    per_page = t1 / pages
+    return z * per_page, line * per_page, (
+        f"Wenchao Hao, 'mm/zsmalloc: reduce lock contention in zs_free()' v6 (June 2026), base kernel, x86: "
+        f"munmap of 256 MB in zram by 1/2/4 processes 11.7/24.1/63.0 ms: {line * per_page:.2f} us per page of "
+        f"lines moved between freers, {z * per_page:.2f} us serial alone")
+
+
+ZS_FREE_SERIAL_US, FREE_LINE_US, FREE_LINE_SOURCE = _free_lines()
+
 #: priors of the compressor-derived fields, centred on the compressor's table values
 _COMPRESSOR_PRIORS = {
     "compress_us_per_page": ("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the preset's "
@@ -312,10 +335,13 @@ class SwapModel(Mechanism):
                                "munmap of 256 MB paged out to zram in 11.7 ms on an i7-12700)"),
         doc="at exit: per swapped-out page freed, outside shared locks")
     zs_free_hold_us: float = knob(
-        0.08, unit="us", upper=100.0,
-        prior=Prior(0.08, 0.05, "zs_free under class->lock (pool->lock read side first), the rest of the 0.18 us "
-                                "per page of the same source; the series says the class lock dominates munmap"),
-        doc="at exit: per zram/zswap object freed, under its zsmalloc size class lock")
+        round(ZS_FREE_SERIAL_US, 3), unit="us", upper=100.0,
+        prior=Prior(round(ZS_FREE_SERIAL_US, 3), 0.05, FREE_LINE_SOURCE),
+        doc="at exit: per zram/zswap object freed, under its zsmalloc size class lock, when no other CPU frees")
+    free_line_us: float = knob(
+        round(FREE_LINE_US, 3), unit="us", upper=100.0, prior=Prior(round(FREE_LINE_US, 3), 0.12, FREE_LINE_SOURCE),
+        doc="at exit: per page freed, the shared lines another freer wrote last (the zsmalloc pool lock's reader "
+            "count and class lock, zram's stats, nr_swap_pages), moved once per page they are shared")
     page_free_us_per_page: float = knob(
         0.05, unit="us", upper=100.0,
         prior=Prior(0.05, 0.03, "zap_pte_range for a present page: rmap, counters, batched free to the per-CPU "
@@ -776,13 +802,17 @@ class SwapModel(Mechanism):
             locks.append(Lock("si_lock"))
         else:
             work += self.slot_us_per_slot
+        freers = min(self.processes, self.cpus or self.processes)
         if self.swap_device in COMPRESSED:
-            stages.append(Critical("zs_class", "zs_free", Dist.exponential(self.zs_free_hold_us)))
+            # with n freers a line was last written by another one (n - 1)/n of the time (Boyd-Wickizer et
+            # al. 2012: a contended section's data moves with its lock)
+            moved = (freers - 1) / freers * self.free_line_us
+            stages.append(Critical("zs_class", "zs_free", Dist.exponential(self.zs_free_hold_us + moved)))
             locks.append(Lock("zs_class", partitions=int(self.zs_size_classes)))
         stages.insert(0, Work(Dist.exponential(work)))
         if not locks:
             locks, stages = [Lock("none")], stages + [Critical("none", "none", Dist.exponential(1e-9))]
-        return LockSystem(min(self.processes, self.cpus or self.processes), tuple(locks), tuple(stages))
+        return LockSystem(freers, tuple(locks), tuple(stages))
 
     def _exit_time_s(self) -> tuple[float, float]:
         """(seconds from the writers' last store to their exit, CPU seconds it costs)."""
