@@ -205,12 +205,14 @@ def test_single_thread_microbenchmark(metric):
     change = 100 * (runs["after"].mean() / runs["before"].mean() - 1)
     published = COVER.loc[COVER["metric"] == f"{metric}_change_pct", "value"].item()
     assert change == pytest.approx(published, abs=0.05)
-    # one thread never waits for a lock, so the lock rework changes nothing in the model ...
+    # one thread never waits for a lock, so the lock rework only drops get_swap_pages' swap_avail_lock hold
+    # (once per 64-slot refill) from the model's single-thread path ...
     m = SwapModel(processes=1, bytes_per_process=4 * 2**30, memcg_mb=1, folio_kb=4, arch="x86", swap_device="zram",
                   kernel="6.13")
-    assert m.set(swap_alloc_lock="per_cluster").solve()["swapout_kib_s"] == pytest.approx(m.solve()["swapout_kib_s"],
-                                                                                           rel=1e-12)
-    # ... and the measured change is that small (the model's error: under half a point), though beyond the
+    after, before = m.set(swap_alloc_lock="per_cluster").solve(), m.solve()
+    model_change = 100 * (after["swapout_kib_s"] / before["swapout_kib_s"] - 1)
+    assert 0 < model_change < 0.05
+    # ... and the measured change is that small too (the model's error: under half a point), though beyond the
     # run-to-run noise (Welch p < 0.05): the series also shortened the single-thread path a little
     assert abs(change) < 0.5
     assert stats.ttest_ind(runs["after"], runs["before"], equal_var=False).pvalue < 0.05

@@ -201,3 +201,34 @@ def test_a_per_variant_parameter_needs_a_fitted_leaf_and_a_variant():
         model().with_free(["build_factor@"])
     with pytest.raises(ValueError, match="processes"):
         model().with_free(["processes@b"])
+
+
+# --- throttling: too_many_isolated ---------------------------------------------------------------
+def throttled(**kw):
+    return model(processes=3, cpus=3, memcg_mb=256, inactive_anon_mb=1.0, **kw)
+
+
+def test_cgroup_v1_limit_reclaim_is_never_throttled():
+    assert throttled(cgroup_v2=False)._network()[2]["throttled_us"] == 0.0
+    assert model(processes=3, cpus=3, memcg_mb=256, cgroup_v2=True)._isolation_threshold(1) == pytest.approx(128.0)
+
+
+def test_the_throttle_is_the_binomial_tail_at_its_own_fixed_point():
+    """inactive 1 MiB = 256 pages, >> 3 = 32, one SWAP_CLUSTER_MAX each: a
+    reclaimer sleeps when both others are isolating (probability f^2, f the
+    reclaim share of a cycle), HZ/50 per 32-folio call (v5.16)."""
+    m = throttled(cgroup_v2=True)
+    net, _, info = m._network()
+    x = float(net.analytic().system["throughput_per_s"])
+    d, _ = m._mix()
+    f = d["reclaim"] / (3 * 1e6 / x)
+    assert info["throttled_us"] == pytest.approx(f**2 * 20e3 / 32, rel=1e-6)
+    assert m.configure(kernel="5.15")._network()[2]["throttled_us"] > info["throttled_us"]  # 100 ms sleeps
+
+
+def test_a_throttled_reclaimer_sleeps_off_cpu():
+    """CPU time is no longer wall time x CPUs: the sleep lengthens real time, not sys time."""
+    free, slept = throttled(cgroup_v2=False).solve(), throttled(cgroup_v2=True).solve()
+    assert slept["usemem_throughput_kib_s"] < free["usemem_throughput_kib_s"]
+    assert slept["sys_time_s"] < 3 * slept["real_time_s"] * 0.9
+    assert slept["sys_time_s"] == pytest.approx(free["sys_time_s"], rel=0.05)

@@ -106,7 +106,15 @@ CHANGES: tuple[Change, ...] = (
     Change("swap_table", True, False, "6.18", "",
            "mm, swap: use the swap table for the swap cache and switch API (series by Kairui Song)",
            "the swap cache lives in per-cluster swap tables under the cluster lock; no xarray lock", "swap"),
+    Change("pcp_high_order", True, False, "5.13", "44042b449872",
+           "mm/page_alloc: allow high-order pages to be stored on the per-cpu lists",
+           "orders 1 to PAGE_ALLOC_COSTLY_ORDER (3) and the pageblock order (a PMD THP) come from and go to "
+           "the per-CPU lists; any other order still takes zone->lock per allocation and free", "swap"),
     # --- reclaim ---------------------------------------------------------------------------------
+    Change("throttle_isolated_ms", 20.0, 100.0, "5.16", "",
+           "mm/vmscan: throttle reclaim and compaction when too may pages are isolated (series by Mel Gorman)",
+           "a direct reclaimer finding too many pages isolated sleeps on the node's isolated waitqueue for at "
+           "most HZ/50 instead of congestion_wait(BLK_RW_ASYNC, HZ/10)", "swap"),
     Change("lru_lock_scope", "node", "zone", "4.8", "a52633d8e9c3",
            "mm, vmscan: move lru_lock to the node",
            "the LRU lock is per node (pgdat), shared by every memcg on it", "swap"),

@@ -367,7 +367,7 @@ class Mechanism(Model):
         if isinstance(free, str) or not hasattr(free, "__iter__"):
             raise TypeError(f"free must be a list of field names, got {free!r}")
         free = list(free)
-        model = self._with_scoped([n for n in free if SCOPE in n])
+        model = self.per_variant([n for n in free if SCOPE in n])
         if model is not self:
             return model.with_free(free)
         leaves, params = self.leaves, self.params
@@ -382,7 +382,7 @@ class Mechanism(Model):
                 raise ValueError(f"free: {n} is {what}; it can be a configuration column, not a fitted parameter")
         return self.with_parameters(**{p: {"free": p in free} for p in params})
 
-    def _with_scoped(self, names) -> Mechanism:
+    def per_variant(self, names) -> Mechanism:
         """This mechanism with a parameter for each ``<leaf>@<variant>`` in
         ``names`` it lacks: a copy of the leaf's parameter (bounds, prior,
         value) that sets the leaf in rows of that variant only. A kernel

@@ -44,6 +44,7 @@ CPUs time-share the CPUs. Times in microseconds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -201,6 +202,10 @@ class SwapModel(Mechanism):
     machine_cpus: int | None = knob(None, kind="int", unit="count",
                                     doc="CPUs of the machine (arm64: the inner shareable domain every DSB waits "
                                         "on); None: the cpu_model's, else cpus")
+    cgroup_v2: bool = knob(False, doc="the memcg is cgroup v2 (memory.max); v1 limit reclaim is never throttled")
+    inactive_anon_mb: float | None = knob(None, kind="float", unit="MiB", lower=1.0, upper=2.0**30,
+                                          doc="inactive anon LRU the reclaimers scan; None: the memcg limit's "
+                                              "inactive share (inactive_is_low), no throttling under global reclaim")
     kswapd_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
                                       doc="share of folios kswapd reclaims, pgsteal_kswapd / (pgsteal_kswapd + "
                                           "pgsteal_direct); None: 0 under a memcg limit, else kswapd's capacity")
@@ -213,6 +218,10 @@ class SwapModel(Mechanism):
     swapcache_lock_partitions: int | None = knob(None, kind="int", kernel=True,
                                                  doc="contended swap cache tree locks (0: not contended, v4.10)")
     writeback_tags: bool | None = knob(None, kind="bool", kernel=True, doc="radix-tree writeback tags (before v4.9)")
+    pcp_high_order: bool | None = knob(None, kind="bool", kernel=True,
+                                       doc="per-CPU page lists also cache orders 1-3 and the pageblock order (v5.13)")
+    throttle_isolated_ms: float | None = knob(None, kind="float", kernel=True, unit="ms",
+                                              doc="sleep of a reclaimer that finds too many folios isolated")
     lru_lock_scope: str | None = knob(None, kind="str", kernel=True, choices=("zone", "node", "lruvec"),
                                       doc="what one LRU lock covers: a zone (to v4.7), a node (v4.8), a lruvec (v5.11)")
     swap_whole_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="mTHP below PMD size swapped out whole")
@@ -321,6 +330,12 @@ class SwapModel(Mechanism):
         prior=Prior(0.1, 0.05, "get_swap_pages: spin_lock(&swap_avail_lock), plist_requeue of the device on "
                                "swap_avail_heads, unlock (mm/swapfile.c, v4.x-v6.13): one line, moved"),
         doc="per get_swap_pages call under the global swap_avail_lock (si->lock era)")
+    zone_lock_hold_us: float = knob(
+        0.5, unit="us", upper=100.0,
+        prior=Prior(0.5, 0.3, "rmqueue_buddy / free_one_page under zone->lock: free-list unlink or buddy merge, "
+                              "freepage and zone counters; lines the previous holder dirtied (Boyd-Wickizer et al. "
+                              "2012), a few hundred ns"),
+        doc="per buddy allocation or free of a folio the per-CPU lists do not cache, under zone->lock")
     memcg_charge_hold_us: float = knob(
         0.2, unit="us", upper=100.0,
         prior=Prior(0.2, 0.1, "page_counter_try_charge / page_counter_uncharge: an atomic add on the memcg's "
@@ -586,6 +601,17 @@ class SwapModel(Mechanism):
         fault = 1.0 if pages >= MEMCG_CHARGE_BATCH else pages / MEMCG_CHARGE_BATCH
         return fault, float(folios_out)
 
+    def _on_pcp(self, pages: int) -> bool:
+        """Whether the per-CPU page lists serve a folio of ``pages`` pages:
+        order 0 always; orders 1-3 (up to PAGE_ALLOC_COSTLY_ORDER) and the
+        pageblock order (PMD THP) from v5.13 (``pcp_high_order``). Any other
+        order (a 64K-1M mTHP) is allocated and freed in the buddy allocator
+        under ``zone->lock`` every time (``rmqueue_buddy``, ``free_one_page``)."""
+        order = pages.bit_length() - 1
+        if order == 0:
+            return True
+        return bool(self.switch("pcp_high_order")) and (order <= 3 or pages * PAGE_KB == PMD_KB)
+
     def _path(self, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, float]:
         pages = kb // PAGE_KB
         entries = 1 if kb == PMD_KB else pages  # translations faulted: a 2M THP is one PMD
@@ -603,12 +629,14 @@ class SwapModel(Mechanism):
             slot = calls * hold + pages * self.slot_us_per_slot
         cache = units * self.swapcache_us_per_folio + pages * self.swapcache_us_per_page
         charge_fault, charge_out = self._memcg_charges(pages, units)
+        buddy = 0.0 if self._on_pcp(pages) else self.zone_lock_hold_us  # the folio's alloc and free
         d = {"fault": self.fault_us_per_folio + self._zero_us(pages) + pages * self.user_us_per_page
                       + entries * (self.pte_us + walk_us),
              "lru": self.lru_hold_us_per_folio, "slot": slot,
              "avail": calls * self.swap_avail_hold_us if si_era else 0.0,  # get_swap_pages' swap_avail_lock
              "memcg_fault": charge_fault * self.memcg_charge_hold_us,
              "memcg": charge_out * self.memcg_charge_hold_us,
+             "zone_fault": buddy, "zone": buddy if whole else 0.0,  # a split folio is freed as 4K pages
              "cache_insert": cache / 2, "cache_delete": cache / 2,
              "tags": units * self.tag_hold_us_per_page if self.switch("writeback_tags") else 0.0,
              "dram_fault": 4096.0 * pages}
@@ -717,7 +745,47 @@ class SwapModel(Mechanism):
             return self._network_at(k, d_direct, d_k, kib)
         return self._network_at(k, d_direct, self._mix(True)[0] if k > 0 else d_direct, kib)
 
-    def _network_at(self, k: float, d_direct: dict, d_kswapd: dict, kib: float) -> tuple[LockSystem, float, dict]:
+    def _isolation_threshold(self, pages: int) -> float | None:
+        """Other reclaimers in their isolation window at which a direct
+        reclaimer is throttled, or None where it never is.
+
+        ``shrink_inactive_list`` -> ``too_many_isolated``: a reclaimer sleeps
+        (``reclaim_throttle(VMSCAN_THROTTLE_ISOLATED)``, HZ/50 from v5.16;
+        ``congestion_wait(HZ/10)`` before) while the node's isolated anon
+        pages exceed its inactive anon list, shifted right by 3 for a
+        __GFP_IO|__GFP_FS allocation such as a page fault's. kswapd is never
+        throttled, nor is cgroup v1 limit reclaim (``writeback_throttling_sane``).
+        Each reclaimer isolates SWAP_CLUSTER_MAX pages, or one larger folio."""
+        if self.memcg_mb is not None and not self.cgroup_v2:
+            return None
+        if self.inactive_anon_mb is not None:
+            inactive = self.inactive_anon_mb * 256
+        elif self.memcg_mb is not None:  # inactive_is_low: inactive * int_sqrt(10 * GiB) ~ active
+            gib = int(self.memcg_mb // 1024)
+            ratio = math.isqrt(10 * gib) if gib else 1
+            inactive = self.memcg_mb * 256 / (1 + ratio)
+        else:
+            return None
+        return (inactive / 8) / max(RECLAIM_BATCH, pages)
+
+    def _throttled_us(self, k: float, d: dict, x_per_s: float) -> float:
+        """Expected sleep per folio swapped: the chance that more than the
+        threshold of the other direct reclaimers sit in their isolation
+        window (each in it for the reclaim share of its cycle: binomial),
+        times the sleep, per shrink call's folios."""
+        threshold = self._isolation_threshold(self.folio_kb // PAGE_KB)
+        others = self.running - 1
+        if threshold is None or others <= threshold or x_per_s <= 0:
+            return 0.0
+        cycle = self.running * 1e6 / x_per_s  # us per folio per writer
+        f = min(1.0, (1 - k) * d["reclaim"] / cycle)
+        first = int(math.floor(threshold)) + 1
+        tail = sum(math.comb(others, j) * f**j * (1 - f) ** (others - j) for j in range(first, others + 1))
+        per_call = max(1.0, RECLAIM_BATCH / (self.folio_kb // PAGE_KB))
+        return tail * self.switch("throttle_isolated_ms") * 1e3 / per_call
+
+    def _network_at(self, k: float, d_direct: dict, d_kswapd: dict, kib: float,
+                    throttled_us: float | None = None) -> tuple[LockSystem, float, dict]:
         """kswapd reclaims a share ``k`` of the folios. Its CPU time leaves the
         writers' cycle when it runs on spare CPUs; its lock holds stay in the
         cycle (the locks see the same acquisitions per folio swapped, from one
@@ -741,6 +809,10 @@ class SwapModel(Mechanism):
         if d["avail"] > 0:
             stages.append(Critical("swap_avail_lock", "get_swap_pages_avail", hold(d["avail"])))
             locks.append(Lock("swap_avail_lock"))
+        zone = d["zone_fault"] / s + d["zone"]
+        if zone > 0:  # one ZONE_NORMAL per node
+            stages.append(Critical("zone_lock", "rmqueue_buddy", hold(zone)))
+            locks.append(Lock("zone_lock", partitions=int(self.nodes)))
         charges = d["memcg_fault"] / s + d["memcg"]
         if charges > 0:  # one root counter line above every memcg: a station for all of them
             stages.append(Critical("memcg_counter", "page_counter_charge", hold(charges)))
@@ -776,8 +848,24 @@ class SwapModel(Mechanism):
         stages.append(Critical("dram", "memory_bandwidth", hold(dram_bytes / (self.mem_bw_gb_s * 1e3))))
         locks.append(Lock("dram"))
         info = dict(kib=kib, swapped_share=s, shootdowns=d["shootdowns"], tlbis=d["tlbis"], device_us=d["device"],
-                    kswapd_share=k, kswapd_us=k * d_kswapd["reclaim"])
-        return LockSystem(self.running, tuple(locks), tuple(stages)), kib, info
+                    kswapd_share=k, kswapd_us=k * d_kswapd["reclaim"], throttled_us=throttled_us or 0.0)
+        if throttled_us:  # asleep, off-CPU: a delay in the cycle
+            stages.insert(1, Work(Dist.exponential(throttled_us)))
+        net = LockSystem(self.running, tuple(locks), tuple(stages))
+        if throttled_us is None and self._isolation_threshold(self.folio_kb // PAGE_KB) is not None:
+            # the sleep lengthens the cycle that sets its own chance: the fixed point of a decreasing
+            # function, by bisection between no sleep and the sleep at the unthrottled rate
+            def excess(sleep):
+                trial = self._network_at(k, d_direct, d_kswapd, kib, sleep)[0]
+                return self._throttled_us(k, d, float(trial.analytic().system["throughput_per_s"])) - sleep
+
+            lo, hi = 0.0, self._throttled_us(k, d, float(net.analytic().system["throughput_per_s"]))
+            if hi > 0:
+                for _ in range(40):
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+                net, _, info = self._network_at(k, d_direct, d_kswapd, kib, 0.5 * (lo + hi))
+        return net, kib, info
 
     # --- exit: the writers free what they wrote ----------------------------------------------------
     def exit_system(self) -> LockSystem:
@@ -846,7 +934,8 @@ class SwapModel(Mechanism):
         # takes that time from them
         kswapd_cpus = 0.0 if self._kswapd_cpus()[1] else info["kswapd_us"] * x / 1e6
         user = self.written_bytes / 4096 * self.user_us_per_page * 1e-6
-        sys_time = max(0.0, (self.running - at_device - kswapd_cpus) * loop - user) + exit_cpu
+        asleep = info["throttled_us"] * x / 1e6  # writers throttled in reclaim, off-CPU
+        sys_time = max(0.0, (self.running - at_device - kswapd_cpus - asleep) * loop - user) + exit_cpu
         values = [("swapout_kib_s", swapout, "KiB/s"), ("usemem_throughput_kib_s", per_proc, "KiB/s"),
                   ("vm_scalability_throughput_kib_s", per_proc * self.processes, "KiB/s"),
                   ("real_time_s", loop + exit_s, "s"), ("sys_time_s", sys_time, "s"),
@@ -883,7 +972,7 @@ class SwapModel(Mechanism):
         if not isinstance(whole, bool):
             raise TypeError(f"whole must be a bool, got {type(whole).__name__}")
         d = self._path(kb, whole=whole or kb == PAGE_KB)
-        return sum(d[k] for k in ("reclaim", "targets", "lru", "slot", "avail", "memcg", "cache_insert",
+        return sum(d[k] for k in ("reclaim", "targets", "lru", "slot", "avail", "memcg", "zone", "cache_insert",
                                   "cache_delete", "tags", "zs", "brd_xa"))
 
 
