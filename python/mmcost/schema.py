@@ -57,6 +57,7 @@ EXTRA_COLUMNS: dict[str, str] = {
     "cpu_model": "string",  # CPU preset (mmcost.cpu_models)
     "large_share": "float64",  # share of bytes faulted as the requested large folio size
     "run": "string",  # which run of a matrix a row belongs to
+    "memcgs": "Int64",  # memcgs the processes were spread over (one each, or all in one)
     "madvise": "boolean",  # the writer madvised MADV_HUGEPAGE
 }
 

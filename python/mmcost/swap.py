@@ -719,7 +719,7 @@ class SwapModel(Mechanism):
         reclaim kswapd (``balance_pgdat`` -> ``shrink_node``, one thread per
         node) takes what it can and the allocators reclaim the rest directly
         (``__alloc_pages_direct_reclaim``): its share k is the fixed point of
-        k = min(1, kswapd capacity / folio rate(k)), found by bisection."""
+        k = min(1, kswapd capacity / folio rate(k)), found by Brent's method."""
         d_direct, kib = self._mix(False)
         if self.kswapd_share is not None:
             k = float(self.kswapd_share)
@@ -734,14 +734,9 @@ class SwapModel(Mechanism):
                 net, _, _ = self._network_at(share, d_direct, d_k, kib)
                 return min(1.0, capacity / float(net.analytic().system["throughput_per_s"])) - share
 
-            if excess(1.0) >= 0:
-                k = 1.0
-            else:
-                lo, hi = 0.0, 1.0
-                for _ in range(30):
-                    mid = 0.5 * (lo + hi)
-                    lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
-                k = 0.5 * (lo + hi)
+            from scipy.optimize import brentq  # here, not at import: mmcost.swap stays quick to import
+
+            k = 1.0 if excess(1.0) >= 0 else brentq(excess, 0.0, 1.0, xtol=1e-7)
             return self._network_at(k, d_direct, d_k, kib)
         return self._network_at(k, d_direct, self._mix(True)[0] if k > 0 else d_direct, kib)
 
@@ -854,17 +849,17 @@ class SwapModel(Mechanism):
         net = LockSystem(self.running, tuple(locks), tuple(stages))
         if throttled_us is None and self._isolation_threshold(self.folio_kb // PAGE_KB) is not None:
             # the sleep lengthens the cycle that sets its own chance: the fixed point of a decreasing
-            # function, by bisection between no sleep and the sleep at the unthrottled rate
+            # function, by Brent's method between no sleep and the sleep at the unthrottled rate
             def excess(sleep):
                 trial = self._network_at(k, d_direct, d_kswapd, kib, sleep)[0]
                 return self._throttled_us(k, d, float(trial.analytic().system["throughput_per_s"])) - sleep
 
-            lo, hi = 0.0, self._throttled_us(k, d, float(net.analytic().system["throughput_per_s"]))
+            hi = self._throttled_us(k, d, float(net.analytic().system["throughput_per_s"]))
             if hi > 0:
-                for _ in range(40):
-                    mid = 0.5 * (lo + hi)
-                    lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
-                net, _, info = self._network_at(k, d_direct, d_kswapd, kib, 0.5 * (lo + hi))
+                from scipy.optimize import brentq
+
+                sleep = brentq(excess, 0.0, hi, xtol=1e-9 * hi, rtol=1e-10)
+                net, _, info = self._network_at(k, d_direct, d_kswapd, kib, sleep)
         return net, kib, info
 
     # --- exit: the writers free what they wrote ----------------------------------------------------
