@@ -32,7 +32,7 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import stdtrit
 
 from . import _core, queueing
 from . import _validate as v
@@ -471,7 +471,7 @@ class LockSystem(Mechanism):
     def _from_replications(self, d) -> LockResult:
         t = d["time"]
         reps = t.size
-        tq = stats.t.ppf(0.995, reps - 1)
+        tq = stdtrit(reps - 1, 0.995)  # Student t quantile (scipy.stats.t.ppf), without importing scipy.stats
 
         def mean_ci(samples):
             samples = np.asarray(samples, float)

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy import integrate, stats
+from scipy.special import stdtrit
 
 from typing import ClassVar
 
@@ -507,7 +507,7 @@ class TlbModel(Mechanism):
             "deferred_calls": d["deferred_calls"], "reuse_rounds": d["reuse_rounds"],
         }
         rows = {}
-        t = stats.t.ppf(0.995, replications - 1)
+        t = stdtrit(replications - 1, 0.995)  # Student t quantile, without importing scipy.stats
         for k in _RATES:
             x = np.asarray(per_rep[k], float) / horizon_s
             half = t * x.std(ddof=1) / math.sqrt(replications)
@@ -569,6 +569,8 @@ def _pending_integral_smooth(reuse: Dist, lam_d: float, kappa: float, b: int) ->
     """I for an exponential reuse time (adaptive quadrature of a closed-form
     integrand) or a lognormal one (tabulated on a dense logarithmic grid:
     nested quadrature is slow and no more accurate)."""
+    from scipy import integrate, stats  # here: importing them costs more than mmcost.tlb itself
+
     mean = reuse.mean_us / US_PER_S
     if reuse.kind == "exponential":
         beta = b / mean  # the minimum of b exponentials
