@@ -34,10 +34,20 @@ and reclaiming old ones, so the operation is *swap out one folio*:
   flush, then the 4K path per page; ``contiguous_failure`` of the others
   fail their contiguous slot allocation and split after the failed scan.
 
+Who reclaims: under a memcg limit the writers themselves; under global
+reclaim kswapd (one thread per node, owner of no mm, so all its flushes are
+remote) takes the share its CPU can and the allocators reclaim the rest
+(``kswapd_share``). A direct reclaimer that finds too many pages isolated
+sleeps (``too_many_isolated``), off-CPU. At exit every process frees its
+swap entries (:meth:`SwapModel.exit_system`), which ``real_time_s`` includes
+and usemem's throughput does not.
+
 The writers contend at the shared stations (lruvec lock, ``si->lock``, the
-swap cache tree lock where it was one, the arm64 DVM node, a block device,
-DRAM bandwidth) through :class:`mmcost.locks.LockSystem`: exact MVA
-(``solve()``) or the C++ DES (``solve("simulated")``). At most ``cpus``
+swap cache tree lock where it was one, ``swap_avail_lock``, the memcg page
+counter, ``zone->lock`` for orders the per-CPU lists skip, zsmalloc's class
+lock, brd's page tree, the arm64 DVM node, a block device, DRAM bandwidth)
+through :class:`mmcost.locks.LockSystem`: exact MVA (``solve()``) or the C++
+DES (``solve("simulated")``). At most ``cpus``
 writers run at once (a spinlock holder is not preempted), so more tasks than
 CPUs time-share the CPUs. Times in microseconds.
 """
