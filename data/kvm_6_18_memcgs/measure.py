@@ -15,7 +15,6 @@ in mmcost's tidy schema.
 
 from __future__ import annotations
 
-import csv
 import random
 import subprocess
 import sys
@@ -79,12 +78,7 @@ def main() -> int:
                 time.sleep(0.2)
     finally:
         m.restore()
-    cols = list(schema.COLUMNS) + ["memcgs", "compressor", "kernel", "run", "note"]
-    with open(HERE / "measurements.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
+    schema.write_csv(rows, HERE / "measurements.csv", ("memcgs", "compressor", "kernel", "run", "note"))
     return 0
 
 

@@ -14,7 +14,6 @@ measurements.csv in mmcost's tidy schema.
 
 from __future__ import annotations
 
-import csv
 import random
 import subprocess
 import sys
@@ -40,12 +39,7 @@ def write_rows(rows: list[dict]) -> None:
     """measurements.csv in the tidy schema's column order (mmcost.schema)."""
     from mmcost import schema
 
-    cols = list(schema.COLUMNS) + ["compressor", "kernel", "run", "note"]
-    with open(HERE / "measurements.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
+    schema.write_csv(rows, HERE / "measurements.csv", ("compressor", "kernel", "run", "note"))
 
 
 def main() -> int:

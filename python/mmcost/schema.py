@@ -126,3 +126,16 @@ def _parse_bool(cell) -> bool:
     if text in ("false", "0", "no"):
         return False
     raise ValueError(f"{cell!r} is not a boolean")
+
+
+def write_csv(rows: list[dict], path, extra: tuple[str, ...] = ()) -> None:
+    """Write measured rows (dicts) as a measurements.csv: :data:`COLUMNS` in
+    order, then ``extra`` optional columns; a key a row lacks stays empty."""
+    import csv
+
+    cols = list(COLUMNS) + [c for c in extra if c not in COLUMNS]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c in cols})
