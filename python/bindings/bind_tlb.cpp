@@ -39,6 +39,10 @@ py::dict simulate(const tlb::TlbSimParams& p, int replications, int threads, std
   d["deferred_calls"] = column(rs, &tlb::TlbSimResult::deferred_calls);
   d["reuse_rounds"] = column(rs, &tlb::TlbSimResult::reuse_rounds);
   d["events"] = column(rs, &tlb::TlbSimResult::events);
+  d["flushes"] = column(rs, &tlb::TlbSimResult::flushes);
+  d["folios"] = column(rs, &tlb::TlbSimResult::folios);
+  d["local_full"] = column(rs, &tlb::TlbSimResult::local_full);
+  d["local_one"] = column(rs, &tlb::TlbSimResult::local_one);
   return d;
 }
 
@@ -78,6 +82,14 @@ void bind_tlb(py::module_& m) {
            "batch_folios"_a = 32, "entries_per_folio"_a = 1, "flush_ceiling"_a = 33, "writable_fraction"_a = 0.0,
            "natural_flush_rate"_a = 0.0, "other_round_rate"_a = 0.0, "reuse"_a, "warmup"_a, "horizon"_a)
       .def_readwrite("cpus", &tlb::TlbSimParams::cpus)
+      .def_readwrite("mm_cpus", &tlb::TlbSimParams::mm_cpus)
+      .def_readwrite("mms", &tlb::TlbSimParams::mms)
+      .def_readwrite("sender_in_mm", &tlb::TlbSimParams::sender_in_mm)
+      .def_readwrite("promotion_call_rate", &tlb::TlbSimParams::promotion_call_rate)
+      .def_readwrite("migrate_fraction", &tlb::TlbSimParams::migrate_fraction)
+      .def_readwrite("dirty_fraction", &tlb::TlbSimParams::dirty_fraction)
+      .def_readwrite("reclaim_batched", &tlb::TlbSimParams::reclaim_batched)
+      .def_readwrite("flush_dirty", &tlb::TlbSimParams::flush_dirty)
       .def_readwrite("arch", &tlb::TlbSimParams::arch)
       .def_readwrite("policy", &tlb::TlbSimParams::policy)
       .def_readwrite("call_rate", &tlb::TlbSimParams::call_rate)

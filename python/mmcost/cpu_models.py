@@ -30,7 +30,24 @@ GENERIC_CYCLES: dict[str, tuple[float, str]] = {
                     "instructions, tens to hundreds of cycles)"),
     "dsb": (3000.0, "DSB ISH after broadcast TLBIs: waits for every core's completion (commit 43b3dfdd0455's "
                     "motivation: a DSB per page dominated arm64 reclaim)"),
+    "invlpgb": (300.0, "one AMD INVLPGB issue: no AMD cycle count is published; the order of arm64's broadcast "
+                       "TLBI, the same kind of operation (a broadcast invalidation sent to the fabric)"),
+    "tlbsync": (3000.0, "TLBSYNC waits for every core's completion of this CPU's INVLPGBs: the order of arm64's "
+                        "DSB ISH after broadcast TLBIs, the same kind of wait (no AMD figure is published)"),
 }
+
+#: paging-structure caches (Intel SDM vol. 3A, sec. 4.10.3): entries that skip the upper levels of a walk.
+#: Intel does not document their sizes; 32 PDE and 4 PDPTE entries are an assumption, the order of the
+#: MMU caches studied by Barr, Cox and Rixner, "Translation caching: skip, don't walk (the page table)",
+#: ISCA 2010. What they buy is small next to a TLB refill, so the assumption matters little.
+PDE_CACHE_ENTRIES = 32
+PDPTE_CACHE_ENTRIES = 4
+
+#: one VM exit and re-entry, shared by every mechanism that pays one (an ICR write, a hypercall)
+VM_EXIT_PRIOR = Prior(1.0, 0.5, "a VM exit and re-entry for an ICR write or a hypercall: ~1,000-2,000 cycles of "
+                                "hardware round trip plus KVM's handler (Agesen et al., USENIX ATC 2012)")
+#: one PTE cleared or set, with its rmap and counter work
+PTE_PRIOR = Prior(0.05, 0.03, "one PTE update with its rmap and counter work: tens of ns")
 
 _CORE_BW = ("a core's streaming store bandwidth is bounded by its outstanding L1D misses: 10-12 line-fill "
             "buffers x 64 B / ~80-100 ns DRAM latency = 6-10 GB/s (Little's law; Intel 64 and IA-32 "
@@ -56,6 +73,11 @@ class CpuModel:
     itlb_entries: int = 128
     stlb_entries: int = 1536
     cycles: dict = field(default_factory=dict)
+    #: affected by Meltdown, so the kernel runs with page-table isolation (PTI) by default
+    #: (/sys/devices/system/cpu/vulnerabilities/meltdown; Intel before Cascade Lake / Ice Lake)
+    meltdown: bool = False
+    #: AMD INVLPGB/TLBSYNC broadcast invalidation (Zen 3 on; AMD APM vol. 3, INVLPGB)
+    invlpgb: bool = False
 
     def cycles_of(self, primitive: str) -> float:
         return float(self.cycles.get(primitive, GENERIC_CYCLES[primitive][0]))
@@ -68,6 +90,7 @@ class CpuModel:
             "ipi_send_us": self.cycles_of("ipi_send") * us, "irq_us": self.cycles_of("ipi_receive") * us,
             "walk_ns": self.cycles_of("walk") * us * 1e3, "tlbi_us": self.cycles_of("tlbi") * us,
             "dsb_us": self.cycles_of("dsb") * us,
+            "invlpgb_us": self.cycles_of("invlpgb") * us, "tlbsync_us": self.cycles_of("tlbsync") * us,
             "mem_bw_gb_s": self.mem_bw_gb_s, "core_write_gb_s": self.core_write_gb_s,
             "itlb_entries": float(self.itlb_entries), "stlb_entries": float(self.stlb_entries),
         }
@@ -91,16 +114,18 @@ PRESETS: dict[str, CpuModel] = {p.name: p for p in (
              "48-entry L1 ITLB, 1280-entry L2 TLB (Arm Neoverse N1 TRM, sec. 5.1)", itlb_entries=48, stlb_entries=1280),
     CpuModel("xeon-8255c", "x86", 2.5, 24, 2, 2, _ddr(6, 2933, 2),
              "Intel Xeon Platinum 8255C (Cascade Lake, cloud SKU): 24 cores / 48 threads at 2.5 GHz per socket, "
-             "6 channels DDR4-2933; seed 003 ran two sockets"),
+             "6 channels DDR4-2933; seed 003 ran two sockets (Cascade Lake: Meltdown fixed in hardware)"),
     CpuModel("skylake-sp", "x86", 2.5, 28, 2, 2, _ddr(6, 2666, 2),
-             "Intel Xeon Platinum 8180 (Skylake-SP, ark.intel.com): 28 cores at 2.5 GHz, 6 channels DDR4-2666"),
+             "Intel Xeon Platinum 8180 (Skylake-SP, ark.intel.com): 28 cores at 2.5 GHz, 6 channels DDR4-2666; "
+             "affected by Meltdown (PTI on)", meltdown=True),
     CpuModel("haswell-ep", "x86", 2.3, 18, 2, 2, _ddr(4, 2133, 2),
              "Intel Xeon E5-2699 v3 (Haswell-EP, ark.intel.com): 18 cores at 2.3 GHz, 4 channels DDR4-2133 "
              "(seed 004's 'Xeon E5 v3' at its top bin); 1024-entry STLB (Intel optimization manual, Haswell)",
-             stlb_entries=1024),
+             stlb_entries=1024, meltdown=True),
     CpuModel("zen3-epyc", "x86", 2.45, 64, 2, 1, _ddr(8, 3200),
              "AMD EPYC 7763 (Zen 3, product page): 64 cores at 2.45 GHz, 8 channels DDR4-3200; 64-entry L1 ITLB, "
-             "2048-entry L2 DTLB (AMD Software Optimization Guide for Family 19h)", itlb_entries=64, stlb_entries=2048),
+             "2048-entry L2 DTLB (AMD Software Optimization Guide for Family 19h); INVLPGB from Zen 3",
+             itlb_entries=64, stlb_entries=2048, invlpgb=True),
     CpuModel("kunpeng-920", "arm64", 2.6, 64, 1, 1, _ddr(8, 2933),
              "HiSilicon Kunpeng 920-6426 (Huawei product page): 64 TaiShan v110 cores at 2.6 GHz, 8 channels "
              "DDR4-2933; TLB sizes not published: Neoverse N1's used", itlb_entries=48, stlb_entries=1280),
@@ -138,6 +163,7 @@ RELATIVE_PRIORS: dict[str, tuple[str, float]] = {
     "ipi_send_us": (_cycles_source("ipi_send"), 0.5), "irq_us": (_cycles_source("ipi_receive"), 0.5),
     "walk_ns": (_cycles_source("walk"), 0.5), "tlbi_us": (_cycles_source("tlbi"), 0.5),
     "dsb_us": (_cycles_source("dsb"), 0.5),
+    "invlpgb_us": (_cycles_source("invlpgb"), 0.7), "tlbsync_us": (_cycles_source("tlbsync"), 0.7),
     "core_write_gb_s": (_CORE_BW, 0.4),
     "mem_bw_gb_s": ("the preset's peak DRAM bandwidth (channels x MT/s x 8 B); sustained write bandwidth is "
                     "60-80% of peak", 0.25),

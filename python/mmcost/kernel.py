@@ -49,7 +49,7 @@ CHANGES: tuple[Change, ...] = (
            "mm: defer flush of writable TLB entries",
            "a PTE unmapped dirty may have a writable TLB entry, so shrink_folio_list() calls "
            "try_to_unmap_flush_dirty() before pageout() of every dirty folio: an anonymous folio being "
-           "swapped out is flushed one folio at a time, not once per batch", "swap"),
+           "swapped out is flushed one folio at a time, not once per batch", "swap, tlb"),
     Change("batched_unmap_flush", True, False, "6.5", "43b3dfdd0455",
            "arm64: support batched/deferred tlb shootdown during page reclamation/migration",
            "arm64 issues the broadcast TLBI per page at unmap and waits one DSB ISH per batch "
@@ -60,12 +60,17 @@ CHANGES: tuple[Change, ...] = (
            "tlb"),
     Change("invlpgb", True, False, "6.15", "4afeb0ed1753",
            "x86/mm: Enable broadcast TLB invalidation for multi-threaded processes",
-           "AMD INVLPGB/TLBSYNC replace flush IPIs for multi-threaded mms (CPUs with the feature only)",
-           "none yet (catalogued for the TLB model)", arch="x86"),
+           "AMD INVLPGB/TLBSYNC replace flush IPIs for multi-threaded mms (CPUs with the feature only): "
+           "flush_tlb_mm_range -> broadcast_tlb_flush for an mm with a global ASID (active on > 3 CPUs), "
+           "arch_tlbbatch_flush -> invlpgb_flush_all_nonglobals", "tlb", arch="x86"),
+    Change("batched_migration_flush", True, False, "6.3", "",
+           "migrate_pages: batch flushing TLB (series by Huang Ying)",
+           "migrate_pages_batch unmaps a batch with TTU_BATCH_FLUSH and flushes once (try_to_unmap_flush) "
+           "instead of ptep_clear_flush per PTE in try_to_migrate_one", "tlb"),
     Change("pv_ipi", True, False, "4.19", "",
            "KVM: X86: Implement PV IPIs in linux guest (series by Wanpeng Li)",
            "a KVM guest sends a flush IPI to a whole cpumask with one KVM_HC_SEND_IPI hypercall "
-           "(kvm_send_ipi_mask) instead of one VM-exiting ICR write per target", "swap", arch="x86"),
+           "(kvm_send_ipi_mask) instead of one VM-exiting ICR write per target", "swap, tlb", arch="x86"),
     # --- large folios on the swap-out path -----------------------------------------------------
     Change("swap_whole_pmd_thp", True, False, "4.13", "",
            "mm, THP, swap: delay splitting THP during swap out (series by Huang Ying)",

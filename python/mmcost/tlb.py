@@ -146,36 +146,47 @@ class TlbStream:
     def refill(self) -> float:
         return refill_misses(self.entries, self.working_set_pages)
 
+    @property
+    def pwc_refill(self) -> float:
+        """Upper-level page-table references re-read after a flush drops the
+        paging-structure caches. A MOV to CR3 drops them for the PCID, and so
+        does INVLPG, whatever its address (Intel SDM vol. 3A, sec. 4.10.4.1).
+        The working set's PDE and PDPTE entries, up to what the caches hold,
+        plus the PML4E, are each read once more."""
+        span = self.working_set_pages * self.page_kb / 4  # in 4K pages
+        if self.page_kb >= 2048:
+            return min(cpu_models.PDPTE_CACHE_ENTRIES, math.ceil(span / 2**18)) + 1.0
+        return (min(cpu_models.PDE_CACHE_ENTRIES, math.ceil(span / 512))
+                + min(cpu_models.PDPTE_CACHE_ENTRIES, math.ceil(span / 2**18)) + 1.0)
+
 
 @dataclass(frozen=True)
 class TlbCosts:
-    """CPU time per primitive on bare metal, and the factors a KVM guest adds.
+    """CPU time per primitive, and what a KVM guest adds.
 
-    Defaults and their sources (orders of magnitude; fits and bands treat them
-    as priors):
+    Left ``None``, a cost comes from the model's ``cpu_model`` preset
+    (:mod:`mmcost.cpu_models`: cycles at its clock, each with its source);
+    fits and bands treat them as priors centred there:
 
-    - ``irq_us`` = 1.0: receiving a flush IPI (interrupt entry/exit plus
-      ``flush_tlb_func``); Amit, Tai, Wei, "Don't shoot down TLB shootdowns!",
-      EuroSys 2020, sec. 2 (remote acknowledgement >= ~1000 cycles, more with
-      PTI).
-    - ``ipi_send_us`` = 0.5 per target: one x2APIC ICR write per destination
-      plus the share of waiting for acknowledgements (same source).
-    - ``full_flush_us`` = 0.1 and ``invlpg_us`` = 0.1: the local CR3 write /
-      INVPCID and one INVLPG (~200-300 cycles, same source).
-    - ``walk_ns`` = 30: one page walk on a TLB miss that hits the page-walk
-      caches and L2 (Bhargava et al., "Accelerating two-dimensional page walks
-      for virtualized systems", ASPLOS 2008: 4 references native).
-    - ``nested_walk_factor`` = 3: a two-dimensional walk makes up to 24
-      references instead of 4 (same paper); a factor 2-5 after page-walk
-      caches.
-    - ``vm_exit_factor`` = 3: in a KVM guest every ICR write exits to the host
-      and the interrupt is injected on entry; a VM exit/entry round trip costs
-      about as much as the native IPI path again or more (Agesen et al.,
-      "Software techniques for avoiding hardware virtualization exits", USENIX
-      ATC 2012), and preempted vCPUs make waits far longer (Ouyang & Lange,
-      "Shoot4U", VEE 2016).
-    - ``tlbi_us`` = 0.1 per broadcast TLBI and ``dsb_us`` = 1.0 per DSB ISH
-      wait on arm64 (no interrupt on the other CPUs).
+    - ``irq_us``: receiving a flush IPI (interrupt entry/exit plus
+      ``flush_tlb_func``); ``ipi_send_us``: per target, the ICR write and the
+      ``smp_call_function_many_cond`` bookkeeping (Amit, Tai, Wei, "Don't
+      shoot down TLB shootdowns!", EuroSys 2020, sec. 2).
+    - ``full_flush_us`` / ``invlpg_us``: the local CR3 write and one INVLPG
+      (same source). Under PTI each is paid twice: the kernel PCID now and
+      the user PCID on return to user (``invalidate_user_asid``, or
+      ``invpcid_flush_one`` for a single entry).
+    - ``walk_ns``: one page walk that hits the paging-structure caches and L2
+      (Bhargava et al., ASPLOS 2008: 4 references native);
+      ``nested_walk_factor``: a guest's two-dimensional walk (up to 24
+      references) over a native one.
+    - ``vm_exit_us``: one VM exit and re-entry. A guest's flush IPI exits on
+      the sender (one ICR write per target, or one ``KVM_HC_SEND_IPI``
+      hypercall per mask with PV IPIs, v4.19); on the target only without
+      ``posted_interrupts`` (APICv/AVIC deliver to a running vCPU).
+    - ``tlbi_us``/``dsb_us``: one broadcast TLBI and one DSB ISH wait
+      (arm64); ``invlpgb_us``/``tlbsync_us``: the same pair on AMD
+      (INVLPGB, TLBSYNC).
     """
 
     irq_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="flush IPI handling on a target")
@@ -186,17 +197,61 @@ class TlbCosts:
     nested_walk_factor: float = knob(3.0, unit="1", lower=1.0, upper=20.0,
                                      prior=Prior(3.0, 1.0, "Bhargava et al., ASPLOS 2008: 24 vs 4 references, cut by "
                                                            "page-walk caches"))
-    vm_exit_factor: float = knob(3.0, unit="1", lower=1.0, upper=100.0,
-                                 prior=Prior(3.0, 1.5, "Agesen et al., USENIX ATC 2012; Ouyang & Lange, VEE 2016"))
+    vm_exit_us: float = knob(cpu_models.VM_EXIT_PRIOR.value, unit="us", upper=100.0, prior=cpu_models.VM_EXIT_PRIOR,
+                             doc="one VM exit and re-entry")
+    posted_interrupts: bool = knob(True, doc="APICv/AVIC: an IPI reaches a running vCPU without a VM exit")
     tlbi_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one broadcast TLBI (arm64)")
     dsb_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one DSB ISH wait (arm64)")
+    invlpgb_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one INVLPGB (AMD)")
+    tlbsync_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one TLBSYNC wait (AMD)")
 
     def check(self) -> None:
-        for f in ("irq_us", "ipi_send_us", "full_flush_us", "invlpg_us", "walk_ns", "tlbi_us", "dsb_us"):
+        for f in ("irq_us", "ipi_send_us", "full_flush_us", "invlpg_us", "walk_ns", "tlbi_us", "dsb_us",
+                  "invlpgb_us", "tlbsync_us", "vm_exit_us"):
             v.scalar(f"costs.{f}", getattr(self, f))
-        for f in ("nested_walk_factor", "vm_exit_factor"):
-            if v.scalar(f"costs.{f}", getattr(self, f)) < 1:
-                raise ValueError(f"costs.{f} must be >= 1 (a guest is never cheaper), got {getattr(self, f)}")
+        if v.scalar("costs.nested_walk_factor", self.nested_walk_factor) < 1:
+            raise ValueError(f"costs.nested_walk_factor must be >= 1 (a guest is never cheaper), "
+                             f"got {self.nested_walk_factor}")
+        if not isinstance(self.posted_interrupts, (bool, np.bool_)):
+            raise TypeError(f"costs.posted_interrupts must be a bool, got {type(self.posted_interrupts).__name__}")
+
+
+def flush_targets(cpus: float, mm_cpus: float, mms: float, folios: float, sender_in_mm: bool) -> float:
+    """Expected remote CPUs of one flush covering ``folios`` folios.
+
+    ``arch_tlbbatch_add_pending`` ORs the ``mm_cpumask`` of every mm it
+    unmaps from into the batch's cpumask, and ``native_flush_tlb_multi``
+    skips lazy-TLB CPUs (``should_flush_tlb``), so the targets are the
+    non-lazy CPUs of the owners of the flushed folios, minus the sender's.
+    Each folio belongs to one of ``mms`` mms drawn uniformly (the LRU holds
+    their pages in fault order), each running on its own ``mm_cpus`` CPUs.
+    A sender outside every mm (kswapd, kcompactd) targets all of them; when
+    they fill the machine it runs on a CPU it took from one of them, which is
+    lazy: never more than ``cpus - 1`` targets. A sender inside an mm (a
+    task migrating or reclaiming its own pages) flushes its own CPU locally."""
+    mms = max(1.0, float(mms))
+    hit = 1.0 - (1.0 - 1.0 / mms) ** folios  # a given mm owns at least one folio of the flush
+    if sender_in_mm:
+        return min(cpus - 1.0, (mm_cpus - 1.0) * hit + (mms - 1.0) * mm_cpus * hit)
+    return min(cpus - 1.0, mms * mm_cpus * hit)
+
+
+def mean_fill(batch: int, share: float) -> float:
+    """Mean folios of a non-empty call that takes each of ``batch`` isolated
+    folios with probability ``share``: E[Binomial(batch, share) | > 0]."""
+    if share >= 1.0:
+        return float(batch)
+    return batch * share / -math.expm1(batch * math.log1p(-share))
+
+
+def dirty_flushes_per_call(batch: int, dirty: float) -> float:
+    """Flushes of one ``shrink_folio_list`` call over ``batch`` unmapped folios,
+    ``dirty`` of them with a dirty PTE. Each dirty folio flushes the pending
+    batch before ``pageout()`` (``try_to_unmap_flush_dirty``: the PTE was
+    dirty, so a writable TLB entry may exist); the clean folios after the
+    last dirty one are flushed by the closing ``try_to_unmap_flush``, which
+    has work iff the last folio was clean: ``batch * dirty + 1 - dirty``."""
+    return batch * dirty + (1.0 - dirty)
 
 
 @dataclass(frozen=True)
@@ -255,7 +310,8 @@ class TlbModel(Mechanism):
     cpus: int = knob(16, unit="count", doc="CPUs running the mm")
     arch: Arch = knob(Arch.X86, kind="str", choices=("x86", "arm64"),
                       aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")))
-    policy: Policy = knob(Policy.BATCHED, kind="str", choices=tuple(p.value for p in Policy))
+    policy: Policy | None = knob(None, kind="str", choices=tuple(p.value for p in Policy),
+                                 doc="migration's flush; None: the kernel's (batched from v6.3, else immediate)")
     virtualized: bool = knob(False, doc="a KVM guest: IPIs exit, page walks are 2-D")
     cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS))
     kernel: str = knob("6.18", doc="selects skip_inaccessible when it is None")
@@ -278,12 +334,48 @@ class TlbModel(Mechanism):
     working_set_mb: float | None = knob(None, kind="float", unit="MiB", lower=1e-6, upper=1e12)
     fast_mem_mb: float | None = knob(None, kind="float", unit="MiB", lower=1e-6, upper=1e12)
     reference_fast_mem_mb: float | None = knob(None, kind="float", unit="MiB", lower=1e-6, upper=1e12)
+    # --- who is flushed, and how full a flush is
+    mm_cpus: int | None = knob(None, kind="int", doc="CPUs running each mm (non-lazy); None: all cpus")
+    mms: int = knob(1, unit="count", doc="mms whose folios share the migration/reclaim batches")
+    sender_in_mm: bool = knob(False, doc="a task of the mm migrates/reclaims (else kswapd, outside every mm)")
+    migrate_fraction: float = knob(1.0, unit="1", lower=1e-9, upper=1.0,
+                                   doc="share of the batch_folios isolated folios that a migration call takes")
+    dirty_fraction: float = knob(1.0, unit="1", upper=1.0, doc="reclaimed folios unmapped from a dirty PTE")
+    # --- what one flush invalidates
+    pti: bool | None = knob(None, kind="bool", doc="page-table isolation; None: the cpu_model's Meltdown status")
+    invpcid: bool = knob(True, doc="INVPCID: a user single-entry flush under PTI stays single")
+    invlpgb: bool | None = knob(None, kind="bool", kernel=True,
+                                doc="x86 INVLPGB flushing; None: kernel >= 6.15 on a cpu_model that has it")
+    batched_migration_flush: bool | None = knob(None, kind="bool", kernel=True,
+                                                doc="policy None: migration batches its flush (v6.3)")
+    batched_unmap_flush: bool | None = knob(None, kind="bool", kernel=True,
+                                            doc="reclaim batches its flush (x86 v4.3, arm64 v6.5)")
+    flush_dirty_before_pageout: bool | None = knob(None, kind="bool", kernel=True,
+                                                   doc="a dirty folio is flushed before pageout (v4.3)")
+    pv_ipi: bool | None = knob(None, kind="bool", kernel=True, doc="a guest sends one hypercall per IPI mask (v4.19)")
+    tlbi_range: bool = knob(False, doc="arm64 FEAT_TLBIRANGE: one range TLBI per folio (v5.11)")
+    # --- the migrator's own work (migration throughput)
+    folio_pages: int | None = knob(None, kind="int", doc="4K pages per folio; None: entries_per_folio")
+    copy_us_per_page: float | None = knob(None, kind="float", unit="us", upper=1e3,
+                                          doc="copying one 4K page; None: 2 x 4 KiB at the preset's core bandwidth")
+    pte_us: float = knob(cpu_models.PTE_PRIOR.value, unit="us", upper=5.0, prior=cpu_models.PTE_PRIOR,
+                         doc="per PTE cleared or restored")
+    rmap_us_per_folio: float = knob(
+        2.0, unit="us", upper=1e3,
+        prior=Prior(2.0, 1.0, "migrate_folio_unmap + migrate_folio_move without the copy: folio lock, the rmap "
+                              "walk of try_to_migrate, the new folio's allocation, remove_migration_ptes; the "
+                              "order of shrink_folio_list's per-folio rmap work (mmcost.swap reclaim_us_per_folio)"),
+        doc="per folio migrated, besides its PTEs, copy and flush")
+    migration_pages: float | None = knob(None, kind="float", unit="pages", lower=1.0, upper=1e12,
+                                         doc="pages a closed-loop migration moves (migration_time_s)")
 
     FREE: ClassVar = ("demotion_rate_per_s",)
 
     @property
     def PRIORS(self) -> dict:  # noqa: N802 - the Mechanism hook
-        return cpu_models.relative_priors(self.table_values())
+        return cpu_models.relative_priors(self.table_values(), {"copy_us_per_page": (
+            "folio_copy of one 4K page: 4 KiB read and written at the preset's core bandwidth; "
+            + cpu_models.CORE_WRITE_SOURCE, 0.5)})
 
     def table_values(self) -> dict:
         arch = Arch(self.arch).value if isinstance(self.arch, (Arch, str)) and self.arch in ("x86", "arm64", Arch.X86,
@@ -291,6 +383,7 @@ class TlbModel(Mechanism):
         cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(arch)
         costs = cpu.costs()
         out = {k: val for k, val in costs.items() if k in TlbCosts.__dataclass_fields__}
+        out["copy_us_per_page"] = 2 * 4.096 / costs["core_write_gb_s"]  # folio_copy: read and write 4 KiB
         for st in self.streams if isinstance(self.streams, tuple) else ():  # TLB sizes move with the CPU
             if isinstance(st, TlbStream) and st.page_kb == 4:
                 out[f"{st.name}_entries"] = costs["itlb_entries" if st.name.startswith("itlb") else "stlb_entries"]
@@ -298,13 +391,16 @@ class TlbModel(Mechanism):
 
     def check(self) -> None:
         v.count("cpus", self.cpus)
+        if self.policy is None:
+            object.__setattr__(self, "policy", Policy.BATCHED if self.switch("batched_migration_flush")
+                               else Policy.IMMEDIATE)
         for name, enum_type in (("arch", Arch), ("policy", Policy)):
             val = getattr(self, name)
             try:
                 object.__setattr__(self, name, enum_type(val))
             except ValueError:
                 raise ValueError(f"{name} must be one of {[e.value for e in enum_type]}, got {val!r}") from None
-        for name in ("virtualized",):
+        for name in ("virtualized", "sender_in_mm", "invpcid", "tlbi_range"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         if self.skip_inaccessible is not None and not isinstance(self.skip_inaccessible, (bool, np.bool_)):
@@ -313,6 +409,22 @@ class TlbModel(Mechanism):
             v.scalar(name, getattr(self, name))
         if v.scalar("writable_fraction", self.writable_fraction) > 1:
             raise ValueError(f"writable_fraction must be in [0, 1], got {self.writable_fraction}")
+        for name in ("pti", "invlpgb", "batched_migration_flush", "batched_unmap_flush",
+                     "flush_dirty_before_pageout", "pv_ipi"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be a bool or None, got {type(getattr(self, name)).__name__}")
+        if self.mm_cpus is not None and v.count("mm_cpus", self.mm_cpus) > self.cpus:
+            raise ValueError(f"mm_cpus must be <= cpus ({self.cpus}), got {self.mm_cpus}")
+        v.count("mms", self.mms)
+        if self.folio_pages is not None:
+            v.count("folio_pages", self.folio_pages)
+        for name in ("migrate_fraction", "dirty_fraction"):
+            x = v.scalar(name, getattr(self, name))
+            if x > 1 or (name == "migrate_fraction" and x <= 0):
+                raise ValueError(f"{name} must be in {'(0, 1]' if name == 'migrate_fraction' else '[0, 1]'}, got {x}")
+        for name in ("copy_us_per_page", "pte_us", "rmap_us_per_folio", "migration_pages"):
+            if getattr(self, name) is not None:
+                v.scalar(name, getattr(self, name))
         v.count("batch_folios", self.batch_folios)
         v.count("entries_per_folio", self.entries_per_folio)
         v.count("flush_ceiling", self.flush_ceiling, minimum=0)
@@ -360,90 +472,212 @@ class TlbModel(Mechanism):
         return slow_share(self.fast_mem_mb or self.reference_fast_mem_mb, self.working_set_mb) / ref
 
     @property
+    def _cpu(self) -> cpu_models.CpuModel:
+        return cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch.value)
+
+    @property
+    def pti_on(self) -> bool:
+        """Page-table isolation: the field, else the preset's Meltdown status (x86 only)."""
+        if self.arch is not Arch.X86:
+            return False
+        return bool(self.pti) if self.pti is not None else self._cpu.meltdown
+
+    @property
+    def broadcast_on(self) -> bool:
+        """x86 INVLPGB flushing: the field, else kernel >= 6.15 on a preset that has INVLPGB."""
+        if self.arch is not Arch.X86:
+            return False
+        if self.invlpgb is not None:
+            return bool(self.invlpgb)
+        return bool(self.switch("invlpgb")) and self._cpu.invlpgb
+
+    @property
+    def mm_cpus_eff(self) -> int:
+        return int(self.mm_cpus) if self.mm_cpus is not None else int(self.cpus)
+
+    @property
+    def busy_cpus(self) -> float:
+        """CPUs running the mms (where the workload's time is lost)."""
+        return float(min(self.cpus, self.mms * self.mm_cpus_eff))
+
+    @property
+    def migration_fill(self) -> float:
+        """Mean folios per migration call (``demote_folio_list`` takes the
+        demotable share of ``shrink_folio_list``'s isolated batch)."""
+        return mean_fill(self.batch_folios, self.migrate_fraction)
+
+    @property
     def call_rate_per_s(self) -> float:
-        """Migration calls per second that need a flush (PROT_NONE promotions need none)."""
-        promotions = 0.0 if self.switch("skip_inaccessible") else self.promotion_rate_per_s
-        return (self.demotion_rate_per_s + promotions) * self.tiering_scale / self.batch_folios
+        """Migration (demotion) calls per second."""
+        return self.demotion_rate_per_s * self.tiering_scale / self.migration_fill
+
+    @property
+    def promotion_call_rate_per_s(self) -> float:
+        """Promotions needing a flush: one folio per NUMA-hinting fault
+        (``migrate_misplaced_folio``); none when PROT_NONE PTEs skip it."""
+        return 0.0 if self.switch("skip_inaccessible") else self.promotion_rate_per_s * self.tiering_scale
 
     @property
     def reclaim_call_rate_per_s(self) -> float:
-        """Reclaim unmap calls per second (always flushed, whatever the policy)."""
+        """Reclaim unmap calls per second (never deferred, whatever the policy)."""
         return self.reclaim_unmap_rate_per_s / self.batch_folios
+
+    @property
+    def reclaim_flushes_per_call(self) -> float:
+        if self.switch("flush_dirty_before_pageout"):
+            return dirty_flushes_per_call(self.batch_folios, self.dirty_fraction)
+        return 1.0
 
     @property
     def _writable_call_share(self) -> float:
         """A call is flushed at once under migrc if any of its folios is writable."""
-        return 1.0 - (1.0 - self.writable_fraction) ** self.batch_folios
+        return 1.0 - (1.0 - self.writable_fraction) ** self.migration_fill
 
     # --- analytic solver --------------------------------------------------------------------
     def analytic(self) -> TlbResult:
-        n = self.cpus
-        lam, lam_r = self.call_rate_per_s, self.reclaim_call_rate_per_s
-        remote = (n - 1) / n  # the sender's own TLB is flushed locally
+        """Expected rates. Each flush is one of three kernel operations:
+
+        - a batch flush (``arch_tlbbatch_flush``): x86 IPIs the non-lazy CPUs
+          of the batch's cpumask and every one flushes fully (TLB_FLUSH_ALL;
+          with INVLPGB one ``invlpgb_flush_all_nonglobals`` flushes every CPU,
+          no IPI); arm64 has issued a TLBI per entry at unmap and waits one DSB.
+        - a page flush (``ptep_clear_flush`` -> ``flush_tlb_mm_range`` of one
+          page): x86 IPIs the mm's running CPUs, each INVLPGs the entry (and
+          under PTI the user PCID's: ``invpcid_flush_one``, or without INVPCID
+          the whole user PCID at the next return to user); with INVLPGB and a
+          global ASID (the mm on > 3 CPUs) one INVLPGB + TLBSYNC; arm64 one
+          TLBI + DSB.
+        - an mm flush above the ceiling (NUMA-balancing scans): x86 IPIs and
+          full flushes; INVLPGB/arm64 one broadcast ASID flush.
+
+        The sender's own CPU flushes locally when it is in the cpumask."""
+        n, k, mms = float(self.cpus), float(self.mm_cpus_eff), float(self.mms)
         x86 = self.arch is Arch.X86
+        bc = self.broadcast_on
+        global_asid = bc and k > 3  # consider_global_asid: active on more than 3 CPUs
+        pti, user_full = self.pti_on, self.pti_on and not self.invpcid
         r = dict.fromkeys(_RATES, 0.0)
-        r["calls"] = lam + lam_r
 
-        def ipi_round(rate, count_rounds=True):  # x86: the sender IPIs every other CPU, `rate` times per second
-            r["shootdowns"] += rate * remote
-            r["ipis"] += rate * remote
-            if count_rounds:
-                r["rounds"] += rate if n > 1 else 0.0
+        def local(in_mm: bool, folios: float = 1.0, own: bool = False) -> float:
+            """The chance the sender's CPU is in the cpumask: its own mm owns a flushed folio (a task),
+            or it took a CPU of the mms (kswapd on a full machine; that CPU is lazy)."""
+            if in_mm:
+                return 1.0 if own else 1.0 - (1.0 - 1.0 / mms) ** folios
+            return 1.0 if mms * k >= n else 0.0
 
-        def flush_round(rate):  # a full flush of every CPU, `rate` times per second
-            r["full_flushes"] += rate
-            if x86:
-                ipi_round(rate)
+        def ipi_round(rate, t, loc, full, entries=1.0, counted=True):
+            # `counted`: the local flush runs in flush_tlb_func (vmstat NR_TLB_LOCAL_*); a kswapd sender's
+            # lazy CPU is skipped (should_flush_tlb) and flushes at its next switch_mm instead
+            r["rounds"] += rate * min(1.0, t)
+            r["ipis"] += rate * t / n
+            r["shootdowns"] += rate * t / n
+            flushed = (t + loc) / n
+            if full:
+                r["full_flushes"] += rate * flushed
+                r["local_full_flushes"] += rate * loc * counted
             else:
-                r["tlbi_ops"] += rate / n
-                r["dsb_syncs"] += rate / n
+                r["invlpg"] += rate * flushed * entries * (2.0 if pti else 1.0)
+                r["page_flushes"] += rate * flushed
+                r["local_one_flushes"] += rate * loc * entries * counted
+                if user_full:
+                    r["user_flushes"] += rate * flushed
 
-        def batched(rate):
-            if x86:
-                flush_round(rate)
-            else:
-                r["tlbi_ops"] += rate * self.batch_folios * self.entries_per_folio / n
-                r["dsb_syncs"] += rate / n
+        def broadcast(rate, ops, cpus_flushed):  # INVLPGB + TLBSYNC, or arm64 TLBIs + DSB
+            key_op, key_sync = ("invlpgb_ops", "tlbsyncs") if x86 else ("tlbi_ops", "dsb_syncs")
+            r[key_op] += rate * ops / n
+            r[key_sync] += rate / n
+            r["full_flushes"] += rate * cpus_flushed / n
 
-        if self.policy is Policy.IMMEDIATE:
-            per_folio = (lam + lam_r) * self.batch_folios
+        def batch_flush(rate, folios, in_mm, own=False):
+            r["flushes"] += rate
             if not x86:
-                r["tlbi_ops"] += per_folio * self.entries_per_folio / n
-                r["dsb_syncs"] += per_folio / n
-            elif self.entries_per_folio > self.flush_ceiling:
-                flush_round(per_folio)
+                ops = folios * (1.0 if self.tlbi_range else self.entries_per_folio)
+                broadcast(rate, ops, 0.0)
+            elif bc:
+                broadcast(rate, 1.0, n)
             else:
-                r["invlpg"] += per_folio * self.entries_per_folio
-                ipi_round(per_folio)
-        elif self.policy is Policy.BATCHED:
-            batched(lam + lam_r)
+                ipi_round(rate, flush_targets(n, k, 1.0 if own else mms, folios, in_mm),
+                          local(in_mm, folios, own), True, counted=in_mm)
+
+        def page_flushes(rate_ptes, in_mm, own=False):
+            r["flushes"] += rate_ptes
+            if not x86:
+                broadcast(rate_ptes, 1.0, 0.0)
+            elif global_asid:
+                broadcast(rate_ptes, 1.0, 0.0)
+            else:
+                ipi_round(rate_ptes, flush_targets(n, k, 1.0 if own else mms, 1, in_mm), local(in_mm, 1, own),
+                          full=self.flush_ceiling < 1, counted=in_mm)
+
+        def mm_flush(rate):  # a thread of the mm flushes all of it (task_numa_work)
+            if not x86 or global_asid:
+                broadcast(rate, 1.0, min(n, k))
+            else:
+                ipi_round(rate, k - 1.0, 1.0, True)
+
+        lam, fill = self.call_rate_per_s, self.migration_fill
+        lam_p, lam_r = self.promotion_call_rate_per_s, self.reclaim_call_rate_per_s
+        b, e = self.batch_folios, float(self.entries_per_folio)
+        in_mm = bool(self.sender_in_mm)
+        r["calls"] = lam + lam_p + lam_r
+        r["folios"] = lam * fill + lam_p + lam_r * b
+        # reclaim: batched since v4.3 (x86) / v6.5 (arm64), one flush per dirty folio
+        if self.policy is Policy.IMMEDIATE or not self.switch("batched_unmap_flush"):
+            page_flushes(lam_r * b * e, in_mm)
         else:
-            lam_w = lam * self._writable_call_share + lam_r  # flushed at once
-            lam_d = lam * (1.0 - self._writable_call_share)
-            batched(lam_w)
-            # full flushes that clear a CPU's pending state anyway
-            kappa = self.natural_flush_rate_per_s + self.other_round_rate_per_s + (lam_w if x86 else 0.0)
-            rate = deferred_flush_rate(lam_d, kappa, self.reuse, self.batch_folios)
+            per_call = self.reclaim_flushes_per_call
+            batch_flush(lam_r * per_call, b / per_call, in_mm)
+        if self.policy is Policy.IMMEDIATE:
+            page_flushes(lam * fill * e, in_mm)
+            page_flushes(lam_p * e, True, own=True)
+        elif self.policy is Policy.BATCHED:
+            batch_flush(lam, fill, in_mm)
+            batch_flush(lam_p, 1.0, True, own=True)
+        else:
+            lam_w = lam * self._writable_call_share  # flushed at once
+            lam_d = lam - lam_w
+            batch_flush(lam_w, fill, in_mm)
+            batch_flush(lam_p, 1.0, True, own=True)
+            # full flushes that clear a mm CPU's pending state anyway
+            # (a reclaim call's flushes come in one burst: as clearing events they count once per call)
+            shared = lam_w + lam_p + (lam_r if self.mms == 1 else 0.0)
+            kappa = self.natural_flush_rate_per_s + self.other_round_rate_per_s + (shared if x86 and not bc else 0.0)
+            rate = deferred_flush_rate(lam_d, kappa, self.reuse, max(1, round(fill)))
+            busy = self.busy_cpus
             r["deferred_calls"] = lam_d
-            r["full_flushes"] += rate
-            if x86:
-                in_step = self.natural_flush_rate_per_s == 0  # CPUs stay in step: one round flushes all
-                ipi_round(rate, count_rounds=in_step)
-                if in_step:
-                    r["reuse_rounds"] = rate
+            if x86 and not bc:
+                # one round per deadline while the mm's CPUs stay in step; with natural flushes each CPU
+                # joins a round independently (its own flush rate over the in-step rate)
+                if self.natural_flush_rate_per_s == 0:
+                    rounds, per_round = rate, busy
                 else:
-                    r["reuse_rounds"] = math.nan  # per-CPU states diverge; simulate() counts rounds
-                    r["rounds"] = math.nan
-            else:
+                    kappa0 = kappa - self.natural_flush_rate_per_s
+                    r0 = deferred_flush_rate(lam_d, kappa0, self.reuse, max(1, round(fill)))
+                    q = min(1.0, rate / r0) if r0 > 0 else 0.0
+                    rounds = r0 * -math.expm1(busy * math.log1p(-q)) if q < 1 else r0
+                    per_round = busy * rate / rounds if rounds > 0 else 0.0
+                r["reuse_rounds"] = rounds
+                r["flushes"] += rounds
+                # the reusing task's CPU is pending with the chance any mm CPU is: it flushes locally
+                remote = max(0.0, rate * (busy - 1.0))
+                r["rounds"] += rounds * min(1.0, max(0.0, per_round - 1.0))
+                r["shootdowns"] += remote / n
+                r["ipis"] += remote / n
+                r["full_flushes"] += rate * busy / n
+                r["local_full_flushes"] += rate
+            else:  # arm64 / INVLPGB: a broadcast ASID flush of every CPU
                 r["reuse_rounds"] = rate
-                r["tlbi_ops"] += rate / n
-                r["dsb_syncs"] += rate / n
-        flush_round(self.other_round_rate_per_s)
+                r["flushes"] += rate
+                broadcast(rate, 1.0, busy)
+        mm_flush(self.other_round_rate_per_s)
         r["full_flushes"] += self.natural_flush_rate_per_s  # no IPI, no broadcast
         return TlbResult(self, _rates_frame(r), "analytic")
 
     # --- as a Mechanism ----------------------------------------------------------------------
-    BASE_METRICS: ClassVar = ("tlb_shootdowns", "tlb_shootdowns_per_s", "runtime_s", "tlb_overhead_pct")
+    BASE_METRICS: ClassVar = ("tlb_shootdowns", "tlb_shootdowns_per_s", "runtime_s", "tlb_overhead_pct",
+                              "nr_tlb_remote_flush", "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
+                              "nr_tlb_local_flush_one", "folios_per_flush", "migrated_pages_per_s",
+                              "migration_time_s", "migrator_busy_pct")
 
     @property
     def METRICS(self) -> tuple:  # noqa: N802 - the Model hook: the counters and streams this instance has
@@ -456,14 +690,17 @@ class TlbModel(Mechanism):
             raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
         res = self.analytic() if solver == "analytic" else self.simulate(**simulate_kwargs)
         run = res.run(self.work_s)
-        units = {"runtime_s": "s", "tlb_shootdowns": "count per CPU"}
+        units = {"runtime_s": "s", "tlb_shootdowns": "count per CPU", "folios_per_flush": "folios",
+                 "migrated_pages_per_s": "pages/s", "migration_time_s": "s", "migrator_busy_pct": "%"}
         qs = [Quantity("tlb_shootdowns_per_s", res.rate("shootdowns"), "1/(CPU s)",
                        float(res.rates.loc["shootdowns", "ci_low"]), float(res.rates.loc["shootdowns", "ci_high"])),
               Quantity("tlb_overhead_pct", 100 * res.overhead, "%", 100 * res.overhead, 100 * res.overhead)]
         qs += [Quantity(k, float(x), units.get(k, "count"), float(x), float(x)) for k, x in run.items()]
         title = f"{self.arch.value}, {self.policy.value} flushing, {self.cpus} CPUs" + (", KVM guest" if self.virtualized else "")
+        if res.saturated:
+            title += f" (saturated: TLB maintenance takes {res.overhead:.0%} of every CPU)"
         return Result(tuple(qs), res.solver, 0.99 if solver == "simulated" else 1.0, bool(self.fitted_on), title,
-                      details={"rates": res})
+                      details={"rates": res, "saturated": res.saturated})
 
     def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
         return np.full(len(rows), result[metric])
@@ -493,6 +730,14 @@ class TlbModel(Mechanism):
             writable_fraction=self.writable_fraction, natural_flush_rate=self.natural_flush_rate_per_s,
             other_round_rate=self.other_round_rate_per_s, reuse=self.reuse._core(1.0 / US_PER_S), warmup=warmup_s,
             horizon=horizon_s)
+        if self.invlpgb is True or self.broadcast_on or self.pti_on and not self.invpcid:
+            raise ValueError("simulate(): INVLPGB and PTI without INVPCID change what a flush invalidates, "
+                             "not the flush counts the DES checks; use analytic()")
+        params.mm_cpus, params.mms, params.sender_in_mm = self.mm_cpus_eff, self.mms, bool(self.sender_in_mm)
+        params.promotion_call_rate = self.promotion_call_rate_per_s
+        params.migrate_fraction, params.dirty_fraction = self.migrate_fraction, self.dirty_fraction
+        params.reclaim_batched = bool(self.switch("batched_unmap_flush"))
+        params.flush_dirty = bool(self.switch("flush_dirty_before_pageout"))
         try:
             d = _core.tlb.simulate(params, replications, threads, seed,
                                    (lambda done: bar.update(done - bar.n)) if bar else None)
@@ -505,7 +750,15 @@ class TlbModel(Mechanism):
             "invlpg": d["invlpg"].mean(axis=1), "ipis": d["ipis"] / n, "rounds": d["rounds"],
             "tlbi_ops": d["tlbi_ops"] / n, "dsb_syncs": d["dsb_syncs"] / n, "calls": d["calls"],
             "deferred_calls": d["deferred_calls"], "reuse_rounds": d["reuse_rounds"],
+            "page_flushes": np.zeros(replications), "user_flushes": np.zeros(replications),
+            "invlpgb_ops": np.zeros(replications), "tlbsyncs": np.zeros(replications),
+            "local_full_flushes": d["local_full"], "local_one_flushes": d["local_one"],
+            "flushes": d["flushes"], "folios": d["folios"],
         }
+        if self.arch is Arch.X86:  # each CPU's INVLPG operation is one page flush (entries one by one)
+            per_rep["page_flushes"] = d["invlpg"].mean(axis=1)
+        if self.pti_on:
+            per_rep["invlpg"] = 2 * per_rep["invlpg"]
         rows = {}
         t = stdtrit(replications - 1, 0.995)  # Student t quantile, without importing scipy.stats
         for k in _RATES:
@@ -587,15 +840,23 @@ def _pending_integral_smooth(reuse: Dist, lam_d: float, kappa: float, b: int) ->
     return float(integrate.trapezoid(s1 * np.exp(-lam_d * g - kappa * t), t))
 
 
-#: the rates a result reports (per CPU per second unless the unit says otherwise)
+#: the rates a result reports (per CPU per second, averaged over all cpus, unless the unit says otherwise)
 _RATES = {
     "shootdowns": "1/(CPU s)",       # flush IPIs received (/proc/interrupts TLB row)
     "full_flushes": "1/(CPU s)",     # all full flushes, local and remote
-    "invlpg": "1/(CPU s)",           # single-entry invalidations
+    "invlpg": "1/(CPU s)",           # single-entry invalidations (two per entry under PTI)
+    "page_flushes": "1/(CPU s)",     # single-page flush operations (each drops the paging-structure caches)
+    "user_flushes": "1/(CPU s)",     # whole user-PCID flushes a single-page flush causes (PTI without INVPCID)
     "ipis": "1/(CPU s)",             # IPIs sent, per CPU
     "tlbi_ops": "1/(CPU s)",         # broadcast TLBIs issued, per CPU (arm64)
     "dsb_syncs": "1/(CPU s)",        # DSB ISH waits, per CPU (arm64)
-    "rounds": "1/s",                 # flush operations with remote targets
+    "invlpgb_ops": "1/(CPU s)",      # INVLPGBs issued, per CPU (AMD)
+    "tlbsyncs": "1/(CPU s)",         # TLBSYNC waits, per CPU (AMD)
+    "rounds": "1/s",                 # flush_tlb_multi calls with a remote target (vmstat nr_tlb_remote_flush)
+    "local_full_flushes": "1/s",     # the sender's own full flushes in flush_tlb_func (nr_tlb_local_flush_all)
+    "local_one_flushes": "1/s",      # the sender's own INVLPG'd entries (nr_tlb_local_flush_one)
+    "flushes": "1/s",                # flush operations (batch, page, reuse)
+    "folios": "1/s",                 # folios migrated and reclaimed
     "calls": "1/s",                  # migration and reclaim calls needing a flush
     "deferred_calls": "1/s",         # calls whose flush migrc deferred
     "reuse_rounds": "1/s",           # deferred calls flushed at reuse
@@ -631,39 +892,106 @@ class TlbResult:
     def rate(self, quantity: str) -> float:
         return float(self.rates.loc[quantity, "value"])
 
-    def costs(self) -> pd.DataFrame:
-        """Share of each CPU's time lost per cause (fractions of a CPU-second)."""
+    def _primitives(self) -> dict:
         m, c = self.model, self.model.costs
-        vm = c.vm_exit_factor if m.virtualized else 1.0
-        walk = c.walk_ns * 1e-3 * (c.nested_walk_factor if m.virtualized else 1.0)
+        virt = m.virtualized
+        exit_recv = c.vm_exit_us if virt and not c.posted_interrupts else 0.0
+        pti = 2.0 if m.pti_on else 1.0
+        return dict(exit_recv=exit_recv, full_us=c.full_flush_us * pti,
+                    walk_us=c.walk_ns * 1e-3 * (c.nested_walk_factor if virt else 1.0),
+                    pv_ipi=bool(m.switch("pv_ipi")) if virt else False)
+
+    def costs(self) -> pd.DataFrame:
+        """CPU time lost per cause, as a share of one of the mms' CPUs
+        (``busy_cpus``; all the flushes land on them).
+
+        ``ack_wait``: ``flush_tlb_multi`` -> ``smp_call_function_many_cond``
+        sends the IPIs, runs the local flush, then waits for the remote
+        handlers; the local flush overlaps the remote ones, so the sender
+        waits one interrupt delivery and handler past its own flush."""
+        m, c, p = self.model, self.model.costs, self._primitives()
+        n = float(m.cpus)
         refill = sum(s.refill for s in m.streams)
+        pwc = sum(s.pwc_refill for s in m.streams)
+        exits = self.rate("rounds") / n if p["pv_ipi"] else self.rate("ipis")
         us = {
-            "ipi_receive": self.rate("shootdowns") * c.irq_us * vm,
-            "ipi_send": self.rate("ipis") * c.ipi_send_us * vm,
-            "local_flush": self.rate("full_flushes") * c.full_flush_us + self.rate("invlpg") * c.invlpg_us,
-            "refill_misses": self.rate("full_flushes") * refill * walk,
-            "tlbi_broadcast": self.rate("tlbi_ops") * c.tlbi_us + self.rate("dsb_syncs") * c.dsb_us,
+            "ipi_receive": self.rate("shootdowns") * (c.irq_us + p["exit_recv"]),
+            "ipi_send": self.rate("ipis") * c.ipi_send_us + (exits * c.vm_exit_us if m.virtualized else 0.0),
+            "ack_wait": self.rate("rounds") / n * (c.irq_us + p["exit_recv"]),
+            "local_flush": self.rate("full_flushes") * p["full_us"] + self.rate("invlpg") * c.invlpg_us,
+            "refill_misses": (self.rate("full_flushes") + self.rate("user_flushes")) * refill * p["walk_us"],
+            # one upper-level reference is a quarter of a 4-reference walk
+            "pwc_refill": (self.rate("full_flushes") + self.rate("user_flushes") + self.rate("page_flushes"))
+                          * pwc * p["walk_us"] / 4,
+            "tlbi_broadcast": (self.rate("tlbi_ops") * c.tlbi_us + self.rate("dsb_syncs") * c.dsb_us
+                               + self.rate("invlpgb_ops") * c.invlpgb_us + self.rate("tlbsyncs") * c.tlbsync_us),
         }
-        out = pd.DataFrame({"cpu_share": {k: x / US_PER_S for k, x in us.items()}})
+        scale = n / m.busy_cpus
+        out = pd.DataFrame({"cpu_share": {k: x * scale / US_PER_S for k, x in us.items()}})
         out.index.name = "cause"
         return out
 
     @property
     def overhead(self) -> float:
-        """Fraction of every CPU's time lost to TLB maintenance."""
+        """Fraction of each of the mms' CPUs lost to TLB maintenance."""
         return float(self.costs()["cpu_share"].sum())
 
+    @property
+    def saturated(self) -> bool:
+        """TLB maintenance would take every CPU: the configuration cannot run."""
+        return self.overhead >= 1.0
+
     def runtime_s(self, work_s: float) -> float:
-        """Wall time of a job needing ``work_s`` seconds on each CPU: work / (1 - overhead)."""
+        """Wall time of a job needing ``work_s`` seconds on each CPU:
+        work / (1 - overhead); ``inf`` when saturated (see :attr:`saturated`)."""
         work_s = v.scalar("work_s", work_s, positive=True)
         u = self.overhead
-        if u >= 1:
-            raise ValueError(f"TLB maintenance would take {u:.0%} of every CPU; the configuration cannot run")
-        return work_s / (1.0 - u)
+        return math.inf if u >= 1 else work_s / (1.0 - u)
+
+    def flush_sender_us(self, kind: str, folios: float = 1.0) -> float:
+        """The flushing CPU's time for one flush: ``kind`` ``"batch"``
+        (``arch_tlbbatch_flush`` over ``folios`` folios) or ``"page"`` (one
+        ``flush_tlb_mm_range`` page): its IPIs (and their VM exits), its own
+        flush overlapped with the remote handlers, or the broadcast and its
+        completion wait."""
+        m, c, p = self.model, self.model.costs, self._primitives()
+        n, k = float(m.cpus), float(m.mm_cpus_eff)
+        if m.arch is Arch.ARM64:
+            ops = folios * (1.0 if m.tlbi_range else m.entries_per_folio) if kind == "batch" else 1.0
+            return ops * c.tlbi_us + c.dsb_us
+        if m.broadcast_on and (kind == "batch" or k > 3):
+            return c.invlpgb_us + c.tlbsync_us
+        in_mm = bool(m.sender_in_mm)
+        t = flush_targets(n, k, float(m.mms), folios if kind == "batch" else 1.0, in_mm)
+        loc = 1.0 if in_mm else 0.0  # kswapd runs on a lazy CPU: should_flush_tlb skips it
+        own = p["full_us"] if kind == "batch" else c.invlpg_us * (2.0 if m.pti_on else 1.0)
+        remote = c.irq_us + p["exit_recv"] + own
+        send = t * c.ipi_send_us
+        if m.virtualized:
+            send += (min(1.0, t) if p["pv_ipi"] else t) * c.vm_exit_us
+        return send + max(loc * own, min(1.0, t) * remote)
+
+    def migrator_us_per_folio(self) -> float:
+        """The migrating thread's CPU time per folio (kswapd's for demotion):
+        its rmap and PTE work (a migration entry set, then the new PTE),
+        the copy, and its share of the flushes. Under migrc the deferred
+        flush is paid later by the reusing task, not here."""
+        m = self.model
+        pages = m.folio_pages or m.entries_per_folio
+        e = float(m.entries_per_folio)
+        work = m.rmap_us_per_folio + 2 * e * m.pte_us + pages * m.copy_us_per_page
+        fill = m.migration_fill
+        if m.policy is Policy.IMMEDIATE:
+            return work + e * self.flush_sender_us("page")
+        share = 1.0 if m.policy is Policy.BATCHED else m._writable_call_share
+        return work + share * self.flush_sender_us("batch", fill) / fill
 
     def run(self, work_s: float) -> dict:
-        """Expected counters of a whole run (all CPUs) needing ``work_s`` of work per CPU:
-        the metric names of seed 001 (``tlb_shootdowns`` is per CPU)."""
+        """Expected counters of a whole run (all CPUs) needing ``work_s`` of
+        work per CPU of the mms: the metric names of seed 001
+        (``tlb_shootdowns`` is per CPU), the vmstat TLB counters (kernels
+        built with CONFIG_DEBUG_TLBFLUSH), the mean folios per flush, and the
+        migrator's throughput and load."""
         m = self.model
         t = self.runtime_s(work_s)
         cpu_s = m.cpus * t
@@ -672,7 +1000,20 @@ class TlbResult:
             out[c.name] = cpu_s * (c.per_full_flush * self.rate("full_flushes") + c.per_invlpg * self.rate("invlpg")
                                    + c.background_per_s)
         for s in m.streams:
-            out[f"{s.name}_miss_count"] = m.cpus * work_s * s.misses_per_work_s + cpu_s * self.rate("full_flushes") * s.refill
+            out[f"{s.name}_miss_count"] = (m.busy_cpus * work_s * s.misses_per_work_s
+                                           + cpu_s * (self.rate("full_flushes") + self.rate("user_flushes")) * s.refill)
+        out["nr_tlb_remote_flush"] = self.rate("rounds") * t
+        out["nr_tlb_remote_flush_received"] = self.rate("shootdowns") * cpu_s
+        out["nr_tlb_local_flush_all"] = self.rate("local_full_flushes") * t
+        out["nr_tlb_local_flush_one"] = self.rate("local_one_flushes") * t
+        flushes = self.rate("flushes")
+        out["folios_per_flush"] = self.rate("folios") / flushes if flushes > 0 else math.nan
+        per_folio = self.migrator_us_per_folio()
+        pages = m.folio_pages or m.entries_per_folio
+        out["migrated_pages_per_s"] = pages / per_folio * US_PER_S
+        out["migration_time_s"] = (m.migration_pages / out["migrated_pages_per_s"] if m.migration_pages
+                                   else math.nan)
+        out["migrator_busy_pct"] = 100.0 * m.demotion_rate_per_s * m.tiering_scale * per_folio / US_PER_S
         return out
 
     def __repr__(self) -> str:

@@ -26,9 +26,9 @@ namespace mmcost::tlb {
 
 enum class Arch { X86 = 0, Arm64 = 1 };
 
-// Immediate: one flush per folio (try_to_unmap without TTU_BATCH_FLUSH ->
-//   ptep_clear_flush -> flush_tlb_range): x86 invalidates entry by entry with
-//   INVLPG up to tlb_single_page_flush_ceiling (33) entries, else flushes all.
+// Immediate: one flush per PTE (try_to_migrate_one without TTU_BATCH_FLUSH ->
+//   ptep_clear_flush -> flush_tlb_mm_range of one page): x86 INVLPGs it on the
+//   mm's running CPUs (a full flush if tlb_single_page_flush_ceiling is 0).
 // Batched: one flush per call (try_to_unmap_flush -> arch_tlbbatch_flush);
 //   on x86 a full flush of every CPU in the batch's cpumask (v6.9
 //   arch/x86/mm/tlb.c passes TLB_FLUSH_ALL), on arm64 one TLBI per entry at
@@ -58,6 +58,17 @@ struct TlbSimParams {
   // task_numa_work -> change_prot_numa -> flush_tlb_range above the ceiling).
   double other_round_rate = 0;
   sim::Distribution reuse;       // seconds from a folio's migration to its reuse
+  // Who is flushed (arch/x86/mm/tlb.c, native_flush_tlb_multi + should_flush_tlb): `mms` mms, mm j on
+  // CPUs [j*mm_cpus, (j+1)*mm_cpus) (mm_cpus = 0: all CPUs); lazy CPUs get no IPI. A sender outside every
+  // mm (kswapd) runs on the last CPU when one is free, else on a (lazy) CPU of a random mm.
+  int mm_cpus = 0;
+  int mms = 1;
+  bool sender_in_mm = false;
+  double promotion_call_rate = 0;  // one-folio migrations by a task of the folio's mm (NUMA hinting)
+  double migrate_fraction = 1;     // a migration call takes each of batch_folios folios with this chance (>= 1)
+  double dirty_fraction = 1;       // reclaimed folios with a dirty PTE: flushed before pageout
+  bool reclaim_batched = true;     // arch_tlbbatch_flush for reclaim (else ptep_clear_flush per PTE)
+  bool flush_dirty = true;         // try_to_unmap_flush_dirty before pageout
   double warmup = 0;             // seconds simulated before counting
   double horizon = 1;            // seconds counted
   void validate() const;         // throws InvalidArgument naming the field
@@ -74,6 +85,10 @@ struct TlbSimResult {
   double dsb_syncs = 0;       // DSB ISH waits (arm64)
   double deferred_calls = 0;  // calls whose flush migrc deferred
   double reuse_rounds = 0;    // deferred calls that needed a flush at reuse
+  double flushes = 0;         // flush operations (batch, page, reuse)
+  double folios = 0;          // folios migrated and reclaimed
+  double local_full = 0;      // the sender's own full flushes in flush_tlb_func (a task of the mm)
+  double local_one = 0;       // the sender's own INVLPG'd entries (a task of the mm)
   double events = 0;          // all events processed, warm-up included
   bool stopped = false;
 };
