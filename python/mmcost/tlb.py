@@ -649,18 +649,21 @@ class TlbModel(Mechanism):
                 # one round per deadline while the mm's CPUs stay in step; with natural flushes each CPU
                 # joins a round independently (its own flush rate over the in-step rate)
                 if self.natural_flush_rate_per_s == 0:
-                    rounds, per_round = rate, busy
+                    rounds, remote_rounds = rate, (rate if busy > 1 else 0.0)
                 else:
                     kappa0 = kappa - self.natural_flush_rate_per_s
                     r0 = deferred_flush_rate(lam_d, kappa0, self.reuse, max(1, round(fill)))
                     q = min(1.0, rate / r0) if r0 > 0 else 0.0
-                    rounds = r0 * -math.expm1(busy * math.log1p(-q)) if q < 1 else r0
-                    per_round = busy * rate / rounds if rounds > 0 else 0.0
+                    none = (1.0 - q) ** busy
+                    rounds = r0 * (1.0 - none)
+                    # no IPI when the reusing task's CPU is the only one pending
+                    alone = q * (1.0 - q) ** (busy - 1.0)
+                    remote_rounds = r0 * (1.0 - none - alone)
                 r["reuse_rounds"] = rounds
                 r["flushes"] += rounds
                 # the reusing task's CPU is pending with the chance any mm CPU is: it flushes locally
                 remote = max(0.0, rate * (busy - 1.0))
-                r["rounds"] += rounds * min(1.0, max(0.0, per_round - 1.0))
+                r["rounds"] += remote_rounds
                 r["shootdowns"] += remote / n
                 r["ipis"] += remote / n
                 r["full_flushes"] += rate * busy / n
@@ -876,11 +879,11 @@ class TlbResult:
     """Rates from one solver, and what they cost.
 
     ``rates``: one row per quantity (``value``, 99% ``ci_low``/``ci_high``;
-    equal for the analytic solver). The analytic solver leaves ``rounds`` and
-    ``reuse_rounds`` NaN (stated, not silent) for x86 migrc with natural
-    flushes, where CPUs' pending states diverge and a reuse flush reaches a
-    random subset; nothing else depends on them, and :meth:`TlbModel.simulate`
-    counts them. :meth:`costs` splits the CPU time lost
+    equal for the analytic solver). For x86 migrc with natural flushes the
+    CPUs' pending states diverge and a reuse flush reaches a random subset;
+    the analytic ``rounds``/``reuse_rounds`` then treat each CPU as joining a
+    round independently (within 10% of :meth:`TlbModel.simulate`, which
+    counts them exactly). :meth:`costs` splits the CPU time lost
     by cause; :meth:`run` gives a run's expected counters and runtime."""
 
     model: TlbModel
