@@ -54,8 +54,9 @@ def test_cover_letter_claims_hold_in_the_model(fit, seed, metric):
     assert predicted <= claim["value"].iloc[0]
 
 
-@pytest.mark.xfail(strict=True, reason="published per-primitive costs predict about a fifth of the measured gain "
-                                       "(notebooks/migrc_tlb.ipynb); fix the docs if this starts passing")
+@pytest.mark.xfail(strict=True, reason="published per-primitive costs predict about a seventh of the measured gain "
+                                       "(README: the missing mechanism and its evidence); fix the docs if this "
+                                       "starts passing")
 def test_cover_letter_runtime_claim(fit, seed):
     claim = seed[(seed["experiment"] == "cover_letter_claims") & (seed["metric"] == "runtime_s_change_pct")]
     assert fit.model.evaluate(claim)[0] <= claim["value"].iloc[0]
