@@ -105,8 +105,9 @@ def vmstat(text, after=None, **context):
     for k, (v0, _, p0) in first.items():
         v1, ln, p1 = second[k]
         # nr_* items are gauges (mm/vmstat.c vmstat_text: zone/node state) and may
-        # fall; the rest are event counters, which only grow
-        gauge = k.startswith("nr_")
+        # fall, as may workingset_nodes (WORKINGSET_NODES, shadow-entry xarray nodes:
+        # a node_stat_item without the prefix); the rest are event counters, which only grow
+        gauge = k.startswith("nr_") or k == "workingset_nodes"
         if v1 < v0 and not gauge:
             raise ParseError(fmt, ln, f"{k} went backwards ({v0} -> {v1}): snapshots swapped, or a reboot between them")
         rows.append(dict(metric=f"{k}_count", unit="count", value=float(v1 - v0), printed=f"{p0} -> {p1}",
