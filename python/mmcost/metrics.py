@@ -76,6 +76,21 @@ METRICS: dict[str, tuple[str, str]] = {
     "exit_time_s": ("s", "time from the writers' last store to their exit: freeing swapped and resident memory "
                          "(model output; real_time_s minus the write loop's time)"),
     "munmap_time_ms": ("ms", "time to munmap memory that was swapped out (concurrent processes: until the last)"),
+    "pageout_time_us": ("us", "time one madvise(MADV_PAGEOUT) call took"),
+    "helper_on_cpu_pct": ("%", "share of a call a helper thread was on its CPU, running the mm (not lazy)"),
+    "helper_lost_us": ("us", "time a thread spinning on another CPU lost during a call (flush IPIs it took)"),
+    "nr_tlb_remote_flush": ("count", "vmstat: flush_tlb_multi calls (CONFIG_DEBUG_TLBFLUSH kernels)"),
+    "nr_tlb_remote_flush_received": ("count", "vmstat: remote flush_tlb_func runs, all CPUs (CONFIG_DEBUG_TLBFLUSH)"),
+    "nr_tlb_local_flush_all": ("count", "vmstat: the sender's own full flushes (CONFIG_DEBUG_TLBFLUSH)"),
+    "nr_tlb_local_flush_one": ("count", "vmstat: the sender's own single-entry flushes (CONFIG_DEBUG_TLBFLUSH)"),
+    "folios_per_flush": ("folios", "folios migrated or reclaimed per TLB flush operation (batch fill)"),
+    "migrated_pages_per_s": ("pages/s", "pages one migrating thread moves per second (closed loop)"),
+    "migration_time_s": ("s", "time to migrate migration_pages pages (closed loop)"),
+    "tlb_shootdowns_per_folio": ("1/folio", "flush IPIs received (all CPUs) per folio migrated or reclaimed"),
+    "ipi_receive_us_per_folio": ("us", "time flush IPIs take from their target CPUs, per folio migrated or reclaimed"),
+    "flush_ipi_sender_us_per_folio": ("us", "the flushing thread's time for IPIs and their acknowledgements, per "
+                                            "folio (beyond its own flush)"),
+    "migrator_busy_pct": ("%", "share of the migrating thread's CPU (kswapd for demotion) the migrations take"),
     "kswapd_reclaim_share_pct": ("%", "pgsteal_kswapd / (pgsteal_kswapd + pgsteal_direct), /proc/vmstat"),
     "large_fault_share_pct": ("%", "share of bytes faulted as the requested large folio size (the rest fell back to 4K)"),
     # swap / mTHP

@@ -335,7 +335,8 @@ class TlbModel(Mechanism):
     fast_mem_mb: float | None = knob(None, kind="float", unit="MiB", lower=1e-6, upper=1e12)
     reference_fast_mem_mb: float | None = knob(None, kind="float", unit="MiB", lower=1e-6, upper=1e12)
     # --- who is flushed, and how full a flush is
-    mm_cpus: int | None = knob(None, kind="int", doc="CPUs running each mm (non-lazy); None: all cpus")
+    mm_cpus: float | None = knob(None, kind="float", unit="CPUs", lower=1.0, upper=1e6,
+                                 doc="CPUs running each mm, not lazy, at a flush (a mean); None: all cpus")
     mms: int = knob(1, unit="count", doc="mms whose folios share the migration/reclaim batches")
     sender_in_mm: bool = knob(False, doc="a task of the mm migrates/reclaims (else kswapd, outside every mm)")
     migrate_fraction: float = knob(1.0, unit="1", lower=1e-9, upper=1.0,
@@ -413,8 +414,8 @@ class TlbModel(Mechanism):
                      "flush_dirty_before_pageout", "pv_ipi"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool or None, got {type(getattr(self, name)).__name__}")
-        if self.mm_cpus is not None and v.count("mm_cpus", self.mm_cpus) > self.cpus:
-            raise ValueError(f"mm_cpus must be <= cpus ({self.cpus}), got {self.mm_cpus}")
+        if self.mm_cpus is not None and not 1 <= v.scalar("mm_cpus", self.mm_cpus) <= self.cpus:
+            raise ValueError(f"mm_cpus must be in [1, cpus = {self.cpus}], got {self.mm_cpus}")
         v.count("mms", self.mms)
         if self.folio_pages is not None:
             v.count("folio_pages", self.folio_pages)
@@ -492,8 +493,8 @@ class TlbModel(Mechanism):
         return bool(self.switch("invlpgb")) and self._cpu.invlpgb
 
     @property
-    def mm_cpus_eff(self) -> int:
-        return int(self.mm_cpus) if self.mm_cpus is not None else int(self.cpus)
+    def mm_cpus_eff(self) -> float:
+        return float(self.mm_cpus) if self.mm_cpus is not None else float(self.cpus)
 
     @property
     def busy_cpus(self) -> float:
@@ -680,7 +681,8 @@ class TlbModel(Mechanism):
     BASE_METRICS: ClassVar = ("tlb_shootdowns", "tlb_shootdowns_per_s", "runtime_s", "tlb_overhead_pct",
                               "nr_tlb_remote_flush", "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
                               "nr_tlb_local_flush_one", "folios_per_flush", "migrated_pages_per_s",
-                              "migration_time_s", "migrator_busy_pct")
+                              "migration_time_s", "migrator_busy_pct", "tlb_shootdowns_per_folio",
+                              "ipi_receive_us_per_folio", "flush_ipi_sender_us_per_folio")
 
     @property
     def METRICS(self) -> tuple:  # noqa: N802 - the Model hook: the counters and streams this instance has
@@ -694,7 +696,9 @@ class TlbModel(Mechanism):
         res = self.analytic() if solver == "analytic" else self.simulate(**simulate_kwargs)
         run = res.run(self.work_s)
         units = {"runtime_s": "s", "tlb_shootdowns": "count per CPU", "folios_per_flush": "folios",
-                 "migrated_pages_per_s": "pages/s", "migration_time_s": "s", "migrator_busy_pct": "%"}
+                 "migrated_pages_per_s": "pages/s", "migration_time_s": "s", "migrator_busy_pct": "%",
+                 "tlb_shootdowns_per_folio": "1/folio", "ipi_receive_us_per_folio": "us",
+                 "flush_ipi_sender_us_per_folio": "us"}
         qs = [Quantity("tlb_shootdowns_per_s", res.rate("shootdowns"), "1/(CPU s)",
                        float(res.rates.loc["shootdowns", "ci_low"]), float(res.rates.loc["shootdowns", "ci_high"])),
               Quantity("tlb_overhead_pct", 100 * res.overhead, "%", 100 * res.overhead, 100 * res.overhead)]
@@ -736,7 +740,9 @@ class TlbModel(Mechanism):
         if self.invlpgb is True or self.broadcast_on or self.pti_on and not self.invpcid:
             raise ValueError("simulate(): INVLPGB and PTI without INVPCID change what a flush invalidates, "
                              "not the flush counts the DES checks; use analytic()")
-        params.mm_cpus, params.mms, params.sender_in_mm = self.mm_cpus_eff, self.mms, bool(self.sender_in_mm)
+        if self.mm_cpus_eff != int(self.mm_cpus_eff):
+            raise ValueError(f"simulate(): mm_cpus must be a whole number of CPUs, got {self.mm_cpus}")
+        params.mm_cpus, params.mms, params.sender_in_mm = int(self.mm_cpus_eff), self.mms, bool(self.sender_in_mm)
         params.promotion_call_rate = self.promotion_call_rate_per_s
         params.migrate_fraction, params.dirty_fraction = self.migrate_fraction, self.dirty_fraction
         params.reclaim_batched = bool(self.switch("batched_unmap_flush"))
@@ -951,7 +957,7 @@ class TlbResult:
         u = self.overhead
         return math.inf if u >= 1 else work_s / (1.0 - u)
 
-    def flush_sender_us(self, kind: str, folios: float = 1.0) -> float:
+    def flush_sender_us(self, kind: str, folios: float = 1.0, remote_only: bool = False) -> float:
         """The flushing CPU's time for one flush: ``kind`` ``"batch"``
         (``arch_tlbbatch_flush`` over ``folios`` folios) or ``"page"`` (one
         ``flush_tlb_mm_range`` page): its IPIs (and their VM exits), its own
@@ -972,7 +978,31 @@ class TlbResult:
         send = t * c.ipi_send_us
         if m.virtualized:
             send += (min(1.0, t) if p["pv_ipi"] else t) * c.vm_exit_us
-        return send + max(loc * own, min(1.0, t) * remote)
+        total = send + max(loc * own, min(1.0, t) * remote)
+        return total - loc * own if remote_only else total
+
+    def flush_sender_us_per_folio(self, remote_only: bool = False) -> float:
+        """The flushing threads' flush time per folio migrated or reclaimed
+        (``remote_only``: only what the remote CPUs add, the IPIs and the
+        wait for them), over the flushes each stream makes."""
+        m = self.model
+        e = float(m.entries_per_folio)
+        fill, b = m.migration_fill, m.batch_folios
+        lam_m, lam_r = m.call_rate_per_s * fill, m.reclaim_call_rate_per_s * b
+        folios = lam_m + lam_r
+        if folios == 0:
+            return 0.0
+        if m.policy is Policy.IMMEDIATE or not m.switch("batched_unmap_flush"):
+            reclaim = e * self.flush_sender_us("page", 1.0, remote_only)
+        else:
+            per_call = m.reclaim_flushes_per_call
+            reclaim = per_call / b * self.flush_sender_us("batch", b / per_call, remote_only)
+        if m.policy is Policy.IMMEDIATE:
+            migrate = e * self.flush_sender_us("page", 1.0, remote_only)
+        else:
+            share = 1.0 if m.policy is Policy.BATCHED else m._writable_call_share
+            migrate = share * self.flush_sender_us("batch", fill, remote_only) / fill
+        return (lam_m * migrate + lam_r * reclaim) / folios
 
     def migrator_us_per_folio(self) -> float:
         """The migrating thread's CPU time per folio (kswapd's for demotion):
@@ -1009,8 +1039,14 @@ class TlbResult:
         out["nr_tlb_remote_flush_received"] = self.rate("shootdowns") * cpu_s
         out["nr_tlb_local_flush_all"] = self.rate("local_full_flushes") * t
         out["nr_tlb_local_flush_one"] = self.rate("local_one_flushes") * t
-        flushes = self.rate("flushes")
-        out["folios_per_flush"] = self.rate("folios") / flushes if flushes > 0 else math.nan
+        flushes, folios = self.rate("flushes"), self.rate("folios")
+        out["folios_per_flush"] = folios / flushes if flushes > 0 else math.nan
+        received = self.rate("shootdowns") * m.cpus
+        p = self._primitives()
+        out["tlb_shootdowns_per_folio"] = received / folios if folios > 0 else math.nan
+        out["ipi_receive_us_per_folio"] = (received * (m.costs.irq_us + p["exit_recv"]) / folios if folios > 0
+                                           else math.nan)
+        out["flush_ipi_sender_us_per_folio"] = self.flush_sender_us_per_folio(remote_only=True)
         per_folio = self.migrator_us_per_folio()
         pages = m.folio_pages or m.entries_per_folio
         out["migrated_pages_per_s"] = pages / per_folio * US_PER_S
