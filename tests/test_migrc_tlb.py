@@ -104,3 +104,15 @@ def test_held_out_reports_the_runtime_change_and_the_claims(fit):
     runtime = held.iloc[0]
     assert runtime["metric"] == "runtime_s_change_pct" and runtime["lo"] <= runtime["predicted"] <= runtime["hi"]
     assert runtime["published"] == pytest.approx(100 * (913.210 / 968.783 - 1))
+
+
+def test_the_per_folio_counterfactual_has_a_band_and_the_batch_fill_ratio(fit):
+    """Without batching every folio's PTE is its own flush round: at the same
+    demotion rate, shootdowns grow by the batch fill (32 folios per call),
+    up to the small other-round share; kswapd's load and the runtime grow."""
+    cf = STUDY.per_folio_counterfactual(n_samples=60).set_index("quantity")
+    before = fit.model.evaluate(pd.DataFrame([{"metric": "tlb_shootdowns_per_s", "variant": "before"}]))[0]
+    assert cf.loc["shootdowns/CPU/s", "best"] / before == pytest.approx(32.0, rel=0.02)
+    change = cf.loc["runtime change vs batched %"]
+    assert 0 < change["lo"] < change["best"] < change["hi"]
+    assert cf.loc["kswapd busy % (per-folio)", "best"] > cf.loc["kswapd busy % (batched)", "best"]
