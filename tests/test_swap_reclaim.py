@@ -91,9 +91,13 @@ def test_separate_lruvec_locks_never_slow_swap_out():
 
 # --- kswapd against direct reclaim ---------------------------------------------------------------
 def test_kswapd_owns_no_mm_so_every_flush_is_remote():
-    """One single-threaded process: its own reclaim flushes locally, while
-    kswapd's flush of each folio IPIs the one CPU the mm runs on."""
-    glob = dict(memcg_mb=None, swapped_share=0.5)
+    """One single-threaded process on one of two CPUs: its own reclaim
+    flushes locally, while kswapd's flush of each folio, from the other CPU,
+    IPIs the one CPU the mm runs on. On a one-CPU machine kswapd runs on the
+    mm's CPU, which is then lazy (should_flush_tlb): no IPI at all."""
+    glob = dict(memcg_mb=None, swapped_share=0.5, cpus=2)
+    assert model(kswapd_share=1.0, memcg_mb=None, swapped_share=0.5, cpus=1).solve()[
+        "tlb_shootdowns_per_swapped_page"] == 0.0
     assert model(kswapd_share=0.0, **glob).solve()["tlb_shootdowns_per_swapped_page"] == 0.0
     assert model(kswapd_share=1.0, **glob).solve()["tlb_shootdowns_per_swapped_page"] == pytest.approx(1.0)
     assert model(kswapd_share=0.25, **glob).solve()["tlb_shootdowns_per_swapped_page"] == pytest.approx(0.25)

@@ -66,6 +66,7 @@ from . import _validate as v
 from .locks import Critical, Dist, Lock, LockSystem, Work
 from .mechanism import Mechanism, Quantity, Result, knob
 from .model import Prior
+from .tlb import flush_targets
 from .swap_devices import COMPRESSED, COMPRESSORS, DEVICES, RAM_DISKS, compress_us_per_page, decompress_us_per_page
 
 PAGE_KB = 4
@@ -510,14 +511,11 @@ class SwapModel(Mechanism):
         union of the owners' cpumasks, minus the reclaimer's CPU. The LRU holds
         its processes' pages in fault order, so each folio belongs to a
         uniformly drawn one of them. kswapd owns no mm: every owner CPU is
-        remote (``try_to_unmap_flush`` -> ``flush_tlb_multi``)."""
+        remote (``try_to_unmap_flush`` -> ``flush_tlb_multi``), except the one
+        it took on a full machine, which is lazy (:func:`mmcost.tlb.flush_targets`)."""
         cpus = self.cpus or self.writers
         mm = self.mm_cpus or min(self.threads, cpus)
-        p = self._lru_sharers()
-        hit = 1.0 - (1.0 - 1.0 / p) ** folios  # a given mm owns at least one folio of the flush
-        if by_kswapd:
-            return min(float(cpus), p * mm * hit)
-        return min(cpus - 1.0, (mm - 1) * hit + (p - 1) * mm * hit)
+        return flush_targets(float(cpus), float(mm), self._lru_sharers(), folios, sender_in_mm=not by_kswapd)
 
     def _flush(self, entries: int, folios: float, batched: bool, by_kswapd: bool = False) -> dict:
         """One flush round for ``entries`` unmapped translations of ``folios``
