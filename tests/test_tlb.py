@@ -389,6 +389,11 @@ NEW_MECHANISMS = {
     "one-folio promotions": dict(cpus=6, promotion_rate_per_s=1500.0, kernel="6.6"),
     "migrc, natural flushes": dict(cpus=6, policy="deferred", demotion_rate_per_s=6000.0,
                                    natural_flush_rate_per_s=40.0, reuse=Dist.deterministic(2000.0)),
+    "INVLPGB batched": dict(cpus=8, cpu_model="zen3-epyc", demotion_rate_per_s=4000.0, other_round_rate_per_s=5.0),
+    "INVLPGB per-PTE": dict(cpus=8, cpu_model="zen3-epyc", policy="immediate", demotion_rate_per_s=1000.0),
+    "INVLPGB migrc": dict(cpus=8, cpu_model="zen3-epyc", policy="deferred", demotion_rate_per_s=4000.0,
+                          writable_fraction=0.01, reuse=Dist.deterministic(2000.0)),
+    "PTI without INVPCID": dict(cpus=4, pti=True, invpcid=False, policy="immediate", demotion_rate_per_s=1000.0),
 }
 
 
@@ -398,7 +403,7 @@ def test_simulation_agrees_with_analysis_on_each_new_mechanism(name):
     a, s = m.analytic(), m.simulate(horizon_s=20, replications=8, seed=SEED, progress=False)
     approximate = ("rounds", "flushes", "reuse_rounds") if m.natural_flush_rate_per_s else ()
     for q in ("shootdowns", "full_flushes", "invlpg", "rounds", "flushes", "folios", "local_full_flushes",
-              "local_one_flushes", "reuse_rounds"):
+              "local_one_flushes", "reuse_rounds", "invlpgb_ops", "tlbsyncs", "user_flushes", "page_flushes"):
         lo, hi = s.rates.loc[q, "ci_low"], s.rates.loc[q, "ci_high"]
         if q in approximate:  # CPUs joining a migrc round independently: a stated approximation
             assert a.rate(q) == pytest.approx(s.rate(q), rel=0.10), (q, a.rate(q), s.rate(q))

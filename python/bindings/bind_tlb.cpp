@@ -90,6 +90,7 @@ void bind_tlb(py::module_& m) {
       .def_readwrite("dirty_fraction", &tlb::TlbSimParams::dirty_fraction)
       .def_readwrite("reclaim_batched", &tlb::TlbSimParams::reclaim_batched)
       .def_readwrite("flush_dirty", &tlb::TlbSimParams::flush_dirty)
+      .def_readwrite("broadcast", &tlb::TlbSimParams::broadcast)
       .def_readwrite("arch", &tlb::TlbSimParams::arch)
       .def_readwrite("policy", &tlb::TlbSimParams::policy)
       .def_readwrite("call_rate", &tlb::TlbSimParams::call_rate)

@@ -642,7 +642,8 @@ class TlbModel(Mechanism):
             # full flushes that clear a mm CPU's pending state anyway
             # (a reclaim call's flushes come in one burst: as clearing events they count once per call)
             shared = lam_w + lam_p + (lam_r if self.mms == 1 else 0.0)
-            kappa = self.natural_flush_rate_per_s + self.other_round_rate_per_s + (shared if x86 and not bc else 0.0)
+            # (x86 batch flushes are full flushes, INVLPGB's of every CPU; arm64's are per-entry TLBIs)
+            kappa = self.natural_flush_rate_per_s + self.other_round_rate_per_s + (shared if x86 else 0.0)
             rate = deferred_flush_rate(lam_d, kappa, self.reuse, max(1, round(fill)))
             busy = self.busy_cpus
             r["deferred_calls"] = lam_d
@@ -737,9 +738,6 @@ class TlbModel(Mechanism):
             writable_fraction=self.writable_fraction, natural_flush_rate=self.natural_flush_rate_per_s,
             other_round_rate=self.other_round_rate_per_s, reuse=self.reuse._core(1.0 / US_PER_S), warmup=warmup_s,
             horizon=horizon_s)
-        if self.invlpgb is True or self.broadcast_on or self.pti_on and not self.invpcid:
-            raise ValueError("simulate(): INVLPGB and PTI without INVPCID change what a flush invalidates, "
-                             "not the flush counts the DES checks; use analytic()")
         if self.mm_cpus_eff != int(self.mm_cpus_eff):
             raise ValueError(f"simulate(): mm_cpus must be a whole number of CPUs, got {self.mm_cpus}")
         params.mm_cpus, params.mms, params.sender_in_mm = int(self.mm_cpus_eff), self.mms, bool(self.sender_in_mm)
@@ -747,6 +745,7 @@ class TlbModel(Mechanism):
         params.migrate_fraction, params.dirty_fraction = self.migrate_fraction, self.dirty_fraction
         params.reclaim_batched = bool(self.switch("batched_unmap_flush"))
         params.flush_dirty = bool(self.switch("flush_dirty_before_pageout"))
+        params.broadcast = self.broadcast_on
         try:
             d = _core.tlb.simulate(params, replications, threads, seed,
                                    (lambda done: bar.update(done - bar.n)) if bar else None)
@@ -766,6 +765,11 @@ class TlbModel(Mechanism):
         }
         if self.arch is Arch.X86:  # each CPU's INVLPG operation is one page flush (entries one by one)
             per_rep["page_flushes"] = d["invlpg"].mean(axis=1)
+            if self.pti_on and not self.invpcid:  # each one drops the whole user PCID
+                per_rep["user_flushes"] = per_rep["page_flushes"]
+            if self.broadcast_on:  # the DES counts INVLPGB / TLBSYNC where arm64 counts TLBI / DSB
+                per_rep["invlpgb_ops"], per_rep["tlbsyncs"] = per_rep["tlbi_ops"], per_rep["dsb_syncs"]
+                per_rep["tlbi_ops"], per_rep["dsb_syncs"] = np.zeros(replications), np.zeros(replications)
         if self.pti_on:
             per_rep["invlpg"] = 2 * per_rep["invlpg"]
         rows = {}

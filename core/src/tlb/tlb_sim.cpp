@@ -131,9 +131,24 @@ class TlbSim {
     }
   }
 
+  bool global_asid() const { return p_.broadcast && k_ > 3; }
+
+  // One INVLPGB (+ TLBSYNC) flushing every CPU of the marked mms, or of the machine (`all`).
+  void broadcast_flush(bool all) {
+    for (std::size_t c = 0; c < n_; ++c)
+      if (all || (c / k_ < mms_ && in_batch_[c / k_])) full_flush(c);
+    std::fill(in_batch_.begin(), in_batch_.end(), 0);
+    r_.tlbi_ops += add(counting_);
+    r_.dsb_syncs += add(counting_);
+  }
+
   // arch_tlbbatch_flush over `folios` folios of the marked mms.
   void batch_flush(int sender, bool task, int folios) {
     r_.flushes += add(counting_);
+    if (p_.arch == Arch::X86 && p_.broadcast) {
+      broadcast_flush(true);
+      return;
+    }
     if (p_.arch == Arch::X86) {
       flush_mms(sender, task);
       return;
@@ -147,7 +162,7 @@ class TlbSim {
   void page_flushes(std::size_t mm, int sender, bool task) {
     for (int e = 0; e < p_.entries_per_folio; ++e) {
       r_.flushes += add(counting_);
-      if (p_.arch == Arch::Arm64) {
+      if (p_.arch == Arch::Arm64 || global_asid()) {  // one TLBI / INVLPGB, then its completion wait
         r_.tlbi_ops += add(counting_);
         r_.dsb_syncs += add(counting_);
         continue;
@@ -273,6 +288,11 @@ class TlbSim {
     if (!pending) return;
     r_.reuse_rounds += add(counted);
     r_.flushes += add(counting_);
+    if (p_.arch == Arch::X86 && p_.broadcast) {
+      std::fill(in_batch_.begin(), in_batch_.end(), 1);
+      broadcast_flush(false);
+      return;
+    }
     if (p_.arch == Arch::Arm64) {
       std::fill(in_batch_.begin(), in_batch_.end(), 1);
       flush_mms(reuser, true);
@@ -306,6 +326,10 @@ class TlbSim {
     q_.schedule(rng_.exponential(1.0 / p_.other_round_rate), 0, kOther);
     const std::size_t mm = random_mm();
     in_batch_[mm] = 1;
+    if (global_asid()) {
+      broadcast_flush(false);
+      return;
+    }
     flush_mms(cpu_of(mm), true);
   }
 

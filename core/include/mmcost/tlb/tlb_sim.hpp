@@ -69,6 +69,10 @@ struct TlbSimParams {
   double dirty_fraction = 1;       // reclaimed folios with a dirty PTE: flushed before pageout
   bool reclaim_batched = true;     // arch_tlbbatch_flush for reclaim (else ptep_clear_flush per PTE)
   bool flush_dirty = true;         // try_to_unmap_flush_dirty before pageout
+  // x86 INVLPGB (v6.15): arch_tlbbatch_flush -> invlpgb_flush_all_nonglobals (every CPU, no IPI); an mm
+  // on more than 3 CPUs has a global ASID, so its page and mm flushes broadcast too (broadcast_tlb_flush).
+  // Broadcasts and their TLBSYNC waits are counted in tlbi_ops / dsb_syncs.
+  bool broadcast = false;
   double warmup = 0;             // seconds simulated before counting
   double horizon = 1;            // seconds counted
   void validate() const;         // throws InvalidArgument naming the field
