@@ -393,6 +393,8 @@ NEW_MECHANISMS = {
     "INVLPGB per-PTE": dict(cpus=8, cpu_model="zen3-epyc", policy="immediate", demotion_rate_per_s=1000.0),
     "INVLPGB migrc": dict(cpus=8, cpu_model="zen3-epyc", policy="deferred", demotion_rate_per_s=4000.0,
                           writable_fraction=0.01, reuse=Dist.deterministic(2000.0)),
+    "COW page flushes and migrc": dict(cpus=6, mm_cpus=4, policy="deferred", demotion_rate_per_s=3000.0,
+                                       other_page_flush_rate_per_s=2000.0, reuse=Dist.deterministic(1500.0)),
     "PTI without INVPCID": dict(cpus=4, pti=True, invpcid=False, policy="immediate", demotion_rate_per_s=1000.0),
 }
 
@@ -409,3 +411,16 @@ def test_simulation_agrees_with_analysis_on_each_new_mechanism(name):
             assert a.rate(q) == pytest.approx(s.rate(q), rel=0.10), (q, a.rate(q), s.rate(q))
             continue
         assert lo - 1e-9 <= a.rate(q) <= hi + 1e-9, (q, a.rate(q), lo, hi)
+
+
+def test_other_page_flushes_are_an_input_and_bands_vary_the_flush_costs():
+    """COW faults of a 4-CPU mm: each IPIs the other 3 and INVLPGs 4 CPUs;
+    they are not migration flushes (folios_per_flush unchanged)."""
+    base = TlbModel(cpus=8, mm_cpus=4, demotion_rate_per_s=3200.0)
+    cow = base.replace(other_page_flush_rate_per_s=1000.0)
+    a, b = base.analytic(), cow.analytic()
+    assert b.rate("shootdowns") - a.rate("shootdowns") == pytest.approx(1000.0 * 3 / 8)
+    assert b.rate("invlpg") - a.rate("invlpg") == pytest.approx(1000.0 * 4 / 8)
+    assert cow.solve()["folios_per_flush"] == pytest.approx(base.solve()["folios_per_flush"])
+    # INVLPG and the full flush are parameters with priors, so a band draws them
+    assert {"invlpg_us", "full_flush_us", "vm_exit_us"} <= {k for k, p in base.params.items() if p.prior}

@@ -325,6 +325,8 @@ class TlbModel(Mechanism):
     writable_fraction: float = knob(0.0, unit="1", upper=1.0, doc="migrated folios migrc cannot defer")
     natural_flush_rate_per_s: float = knob(0.0, unit="1/s", upper=1e7, doc="full flushes per CPU with no IPI")
     other_round_rate_per_s: float = knob(0.0, unit="1/s", upper=1e7, doc="other full-flush IPI rounds of the mm")
+    other_page_flush_rate_per_s: float = knob(0.0, unit="1/s", upper=1e9,
+                                              doc="other one-page flushes of the mm (COW faults, mprotect)")
     reuse: Dist = knob(None, factory=lambda: Dist.exponential(5000.0), prefix=True,
                        doc="time from a folio's migration to its reuse (us)")
     costs: TlbCosts = field(default_factory=TlbCosts)
@@ -431,6 +433,7 @@ class TlbModel(Mechanism):
         v.count("flush_ceiling", self.flush_ceiling, minimum=0)
         v.scalar("natural_flush_rate_per_s", self.natural_flush_rate_per_s)
         v.scalar("other_round_rate_per_s", self.other_round_rate_per_s)
+        v.scalar("other_page_flush_rate_per_s", self.other_page_flush_rate_per_s)
         if not isinstance(self.reuse, Dist):
             raise TypeError(f"reuse must be a mmcost.locks.Dist, got {type(self.reuse).__name__}")
         self.reuse.check("reuse")
@@ -600,8 +603,8 @@ class TlbModel(Mechanism):
                 ipi_round(rate, flush_targets(n, k, 1.0 if own else mms, folios, in_mm),
                           local(in_mm, folios, own), True, counted=in_mm)
 
-        def page_flushes(rate_ptes, in_mm, own=False):
-            r["flushes"] += rate_ptes
+        def page_flushes(rate_ptes, in_mm, own=False, of_folios=True):
+            r["flushes"] += rate_ptes if of_folios else 0.0
             if not x86:
                 broadcast(rate_ptes, 1.0, 0.0)
             elif global_asid:
@@ -675,6 +678,7 @@ class TlbModel(Mechanism):
                 r["flushes"] += rate
                 broadcast(rate, 1.0, busy)
         mm_flush(self.other_round_rate_per_s)
+        page_flushes(self.other_page_flush_rate_per_s, True, own=True, of_folios=False)
         r["full_flushes"] += self.natural_flush_rate_per_s  # no IPI, no broadcast
         return TlbResult(self, _rates_frame(r), "analytic")
 
@@ -746,6 +750,7 @@ class TlbModel(Mechanism):
         params.reclaim_batched = bool(self.switch("batched_unmap_flush"))
         params.flush_dirty = bool(self.switch("flush_dirty_before_pageout"))
         params.broadcast = self.broadcast_on
+        params.other_page_rate = self.other_page_flush_rate_per_s
         try:
             d = _core.tlb.simulate(params, replications, threads, seed,
                                    (lambda done: bar.update(done - bar.n)) if bar else None)

@@ -29,6 +29,7 @@ void TlbSimParams::validate() const {
   if (mms > 1 && static_cast<long long>(mms) * std::max(mm_cpus, 1) > cpus)
     throw InvalidArgument("mms * mm_cpus must not exceed cpus (the mms run on disjoint CPUs)");
   check::finite_nonnegative("promotion_call_rate", promotion_call_rate);
+  check::finite_nonnegative("other_page_rate", other_page_rate);
   check::finite_positive("migrate_fraction", migrate_fraction);
   if (migrate_fraction > 1) throw InvalidArgument("migrate_fraction must be <= 1");
   check::finite_nonnegative("dirty_fraction", dirty_fraction);
@@ -40,7 +41,7 @@ void TlbSimParams::validate() const {
 
 namespace {
 
-enum EventKind : std::int32_t { kCall = 0, kNatural = 1, kOther = 2, kReuse = 3, kReclaim = 4, kPromotion = 5 };
+enum EventKind : std::int32_t { kCall = 0, kNatural = 1, kOther = 2, kReuse = 3, kReclaim = 4, kPromotion = 5, kOtherPage = 6 };
 
 class TlbSim {
  public:
@@ -60,6 +61,7 @@ class TlbSim {
     if (p_.call_rate > 0) q_.schedule(rng_.exponential(1.0 / p_.call_rate), 0, kCall);
     if (p_.reclaim_call_rate > 0) q_.schedule(rng_.exponential(1.0 / p_.reclaim_call_rate), 0, kReclaim);
     if (p_.promotion_call_rate > 0) q_.schedule(rng_.exponential(1.0 / p_.promotion_call_rate), 0, kPromotion);
+    if (p_.other_page_rate > 0) q_.schedule(rng_.exponential(1.0 / p_.other_page_rate), 0, kOtherPage);
     if (p_.other_round_rate > 0) q_.schedule(rng_.exponential(1.0 / p_.other_round_rate), 0, kOther);
     if (p_.natural_flush_rate > 0) {
       // x86: each CPU's own stream; arm64: one global ASID-rollover stream
@@ -80,6 +82,7 @@ class TlbSim {
         case kOther: other(); break;
         case kReclaim: reclaim(); break;
         case kPromotion: promotion(); break;
+        case kOtherPage: other_page(); break;
         default: reuse(e.target()); break;
       }
     }
@@ -162,29 +165,34 @@ class TlbSim {
   void page_flushes(std::size_t mm, int sender, bool task) {
     for (int e = 0; e < p_.entries_per_folio; ++e) {
       r_.flushes += add(counting_);
-      if (p_.arch == Arch::Arm64 || global_asid()) {  // one TLBI / INVLPGB, then its completion wait
-        r_.tlbi_ops += add(counting_);
-        r_.dsb_syncs += add(counting_);
-        continue;
-      }
-      if (p_.flush_ceiling < 1) {
-        in_batch_[mm] = 1;
-        flush_mms(sender, task);
-        continue;
-      }
-      double remote = 0;
-      for (std::size_t c = mm * k_; c < (mm + 1) * k_ && c < n_; ++c) {
-        r_.invlpg[c] += add(counting_);
-        if (static_cast<int>(c) == sender) {
-          r_.local_one += add(counting_ && task);
-        } else {
-          r_.shootdowns[c] += add(counting_);
-          remote += 1;
-        }
-      }
-      r_.rounds += add(counting_ && remote > 0);
-      r_.ipis += add(counting_) * remote;
+      one_page_flush(mm, sender, task);
     }
+  }
+
+  // flush_tlb_mm_range of one page of `mm`, sent from CPU `sender`.
+  void one_page_flush(std::size_t mm, int sender, bool task = true) {
+    if (p_.arch == Arch::Arm64 || global_asid()) {  // one TLBI / INVLPGB, then its completion wait
+      r_.tlbi_ops += add(counting_);
+      r_.dsb_syncs += add(counting_);
+      return;
+    }
+    if (p_.flush_ceiling < 1) {
+      in_batch_[mm] = 1;
+      flush_mms(sender, task);
+      return;
+    }
+    double remote = 0;
+    for (std::size_t c = mm * k_; c < (mm + 1) * k_ && c < n_; ++c) {
+      r_.invlpg[c] += add(counting_);
+      if (static_cast<int>(c) == sender) {
+        r_.local_one += add(counting_ && task);
+      } else {
+        r_.shootdowns[c] += add(counting_);
+        remote += 1;
+      }
+    }
+    r_.rounds += add(counting_ && remote > 0);
+    r_.ipis += add(counting_) * remote;
   }
 
   int fill() {  // Binomial(batch_folios, migrate_fraction) given > 0
@@ -320,6 +328,12 @@ class TlbSim {
     } else {
       for (std::size_t c = 0; c < n_; ++c) full_flush(c);
     }
+  }
+
+  void other_page() {  // a COW fault or one-page mprotect: a task of the mm flushes one entry
+    q_.schedule(rng_.exponential(1.0 / p_.other_page_rate), 0, kOtherPage);
+    const std::size_t mm = random_mm();
+    one_page_flush(mm, cpu_of(mm));
   }
 
   void other() {  // task_numa_work: a task of one mm flushes the whole mm

@@ -57,6 +57,9 @@ struct TlbSimParams {
   // Other full-flush rounds of the mm per second (NUMA-balancing scans:
   // task_numa_work -> change_prot_numa -> flush_tlb_range above the ceiling).
   double other_round_rate = 0;
+  // Other single-page flushes of the mm per second, by a task of it (COW faults: wp_page_copy ->
+  // ptep_clear_flush; mprotect of one page): a page flush each.
+  double other_page_rate = 0;
   sim::Distribution reuse;       // seconds from a folio's migration to its reuse
   // Who is flushed (arch/x86/mm/tlb.c, native_flush_tlb_multi + should_flush_tlb): `mms` mms, mm j on
   // CPUs [j*mm_cpus, (j+1)*mm_cpus) (mm_cpus = 0: all CPUs); lazy CPUs get no IPI. A sender outside every
