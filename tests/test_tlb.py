@@ -424,3 +424,21 @@ def test_other_page_flushes_are_an_input_and_bands_vary_the_flush_costs():
     assert cow.solve()["folios_per_flush"] == pytest.approx(base.solve()["folios_per_flush"])
     # INVLPG and the full flush are parameters with priors, so a band draws them
     assert {"invlpg_us", "full_flush_us", "vm_exit_us"} <= {k for k, p in base.params.items() if p.prior}
+
+
+def test_each_flush_ipi_evicts_user_translations_from_a_full_tlb():
+    """A per-PTE flush leaves the TLB's other entries, but its IPI handler's
+    few kernel translations evict live user ones: with one data stream that
+    fills its STLB, each IPI costs irq_tlb_entries later misses; with a
+    working set of half the STLB, half as many (the evicted entry is live
+    with that probability)."""
+    def misses(ws):
+        m = TlbModel(cpus=4, policy="immediate", demotion_rate_per_s=1000.0, work_s=1.0, irq_tlb_entries=3.0,
+                     streams=(TlbStream("dtlb_load", 1536, ws),))
+        q, r = m.solve(), m.analytic()
+        return q["dtlb_load_miss_count"], r.rate("shootdowns") * 4 * q["runtime_s"]
+
+    full, ipis = misses(1e6)
+    assert full == pytest.approx(3.0 * ipis)
+    half, ipis_half = misses(768)
+    assert half == pytest.approx(3.0 * ipis_half * 0.5)

@@ -357,6 +357,13 @@ class TlbModel(Mechanism):
                                                    doc="a dirty folio is flushed before pageout (v4.3)")
     pv_ipi: bool | None = knob(None, kind="bool", kernel=True, doc="a guest sends one hypercall per IPI mask (v4.19)")
     tlbi_range: bool = knob(False, doc="arm64 FEAT_TLBIRANGE: one range TLBI per folio (v5.11)")
+    irq_tlb_entries: float = knob(
+        3.0, unit="entries", upper=64.0,
+        prior=Prior(3.0, 2.0, "a flush IPI runs on the 4K-mapped IRQ stack (vmap'd, arch/x86/kernel/irq_64.c "
+                              "map_irq_stack) and cpu_entry_area entry stack, and touches percpu data and the "
+                              "flush_tlb_info/csd lines: a few kernel translations, each evicting a user one "
+                              "from a TLB the working set fills (kernel text is on 2M pages)"),
+        doc="kernel translations one flush IPI brings into the target's TLB")
     # --- the migrator's own work (migration throughput)
     folio_pages: int | None = knob(None, kind="int", doc="4K pages per folio; None: entries_per_folio")
     copy_us_per_page: float | None = knob(None, kind="float", unit="us", upper=1e3,
@@ -941,6 +948,8 @@ class TlbResult:
             # one upper-level reference is a quarter of a 4-reference walk
             "pwc_refill": (self.rate("full_flushes") + self.rate("user_flushes") + self.rate("page_flushes"))
                           * pwc * p["walk_us"] / 4,
+            # the IPI handler's own translations evict user ones, each missed later (data streams share the STLB)
+            "irq_tlb_pollution": self.rate("shootdowns") * m.irq_tlb_entries * self._pollution_share() * p["walk_us"],
             "tlbi_broadcast": (self.rate("tlbi_ops") * c.tlbi_us + self.rate("dsb_syncs") * c.dsb_us
                                + self.rate("invlpgb_ops") * c.invlpgb_us + self.rate("tlbsyncs") * c.tlbsync_us),
         }
@@ -948,6 +957,23 @@ class TlbResult:
         out = pd.DataFrame({"cpu_share": {k: x * scale / US_PER_S for k, x in us.items()}})
         out.index.name = "cause"
         return out
+
+    def _pollution_share(self, stream: TlbStream | None = None) -> float:
+        """Share of an IPI's evictions that hit ``stream``'s live entries (all
+        streams when None): an eviction hits a live entry as often as live
+        entries fill the shared STLB, and the data streams split those hits
+        by their share of it; the ITLB is not touched by the handler's data."""
+        data = [s for s in self.model.streams if not s.name.startswith("itlb")]
+        if not data:
+            return 0.0
+        weights = {id(s): min(s.working_set_pages, s.entries) for s in data}
+        total = sum(weights.values())
+        if total == 0:
+            return 0.0
+        fill = min(1.0, total / max(s.entries for s in data))  # how full the shared STLB is
+        if stream is None:
+            return fill
+        return fill * weights.get(id(stream), 0.0) / total
 
     @property
     def overhead(self) -> float:
@@ -1043,7 +1069,9 @@ class TlbResult:
                                    + c.background_per_s)
         for s in m.streams:
             out[f"{s.name}_miss_count"] = (m.busy_cpus * work_s * s.misses_per_work_s
-                                           + cpu_s * (self.rate("full_flushes") + self.rate("user_flushes")) * s.refill)
+                                           + cpu_s * (self.rate("full_flushes") + self.rate("user_flushes")) * s.refill
+                                           + cpu_s * self.rate("shootdowns") * m.irq_tlb_entries
+                                           * self._pollution_share(s))
         out["nr_tlb_remote_flush"] = self.rate("rounds") * t
         out["nr_tlb_remote_flush_received"] = self.rate("shootdowns") * cpu_s
         out["nr_tlb_local_flush_all"] = self.rate("local_full_flushes") * t
