@@ -116,3 +116,13 @@ def test_the_per_folio_counterfactual_has_a_band_and_the_batch_fill_ratio(fit):
     change = cf.loc["runtime change vs batched %"]
     assert 0 < change["lo"] < change["best"] < change["hi"]
     assert cf.loc["kswapd busy % (per-folio)", "best"] > cf.loc["kswapd busy % (batched)", "best"]
+
+
+def test_the_named_gap_is_what_the_readme_says():
+    """The README names the missing mechanism with these numbers; if the model
+    closes the gap, this fails and the README must change with it."""
+    gap = STUDY.missing_mechanism()
+    assert gap["sys_s_saved"] < 0.01 * gap["user_s_saved"]  # the gain is user time
+    assert 40 < gap["measured_us_per_avoided_shootdown"] < 50  # "about 45 us"
+    assert gap["model_us_per_avoided_shootdown"] < gap["measured_us_per_avoided_shootdown"] / 3  # "about 6 us"
+    assert 95 < gap["misses_per_avoided_shootdown"] < 115  # "~103 TLB misses saved per avoided shootdown"
