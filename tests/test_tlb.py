@@ -395,6 +395,8 @@ NEW_MECHANISMS = {
                           writable_fraction=0.01, reuse=Dist.deterministic(2000.0)),
     "COW page flushes and migrc": dict(cpus=6, mm_cpus=4, policy="deferred", demotion_rate_per_s=3000.0,
                                        other_page_flush_rate_per_s=2000.0, reuse=Dist.deterministic(1500.0)),
+    "arm64 range TLBI, 64K folios": dict(cpus=8, arch="arm64", tlbi_range=True, entries_per_folio=16,
+                                         reclaim_unmap_rate_per_s=3000.0, dirty_fraction=0.2),
     "PTI without INVPCID": dict(cpus=4, pti=True, invpcid=False, policy="immediate", demotion_rate_per_s=1000.0),
 }
 
@@ -405,7 +407,8 @@ def test_simulation_agrees_with_analysis_on_each_new_mechanism(name):
     a, s = m.analytic(), m.simulate(horizon_s=20, replications=8, seed=SEED, progress=False)
     approximate = ("rounds", "flushes", "reuse_rounds") if m.natural_flush_rate_per_s else ()
     for q in ("shootdowns", "full_flushes", "invlpg", "rounds", "flushes", "folios", "local_full_flushes",
-              "local_one_flushes", "reuse_rounds", "invlpgb_ops", "tlbsyncs", "user_flushes", "page_flushes"):
+              "local_one_flushes", "reuse_rounds", "invlpgb_ops", "tlbsyncs", "user_flushes", "page_flushes",
+              "tlbi_ops", "dsb_syncs"):
         lo, hi = s.rates.loc[q, "ci_low"], s.rates.loc[q, "ci_high"]
         if q in approximate:  # CPUs joining a migrc round independently: a stated approximation
             assert a.rate(q) == pytest.approx(s.rate(q), rel=0.10), (q, a.rate(q), s.rate(q))

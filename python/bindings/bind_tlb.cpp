@@ -91,6 +91,7 @@ void bind_tlb(py::module_& m) {
       .def_readwrite("reclaim_batched", &tlb::TlbSimParams::reclaim_batched)
       .def_readwrite("flush_dirty", &tlb::TlbSimParams::flush_dirty)
       .def_readwrite("broadcast", &tlb::TlbSimParams::broadcast)
+      .def_readwrite("tlbi_range", &tlb::TlbSimParams::tlbi_range)
       .def_readwrite("other_page_rate", &tlb::TlbSimParams::other_page_rate)
       .def_readwrite("arch", &tlb::TlbSimParams::arch)
       .def_readwrite("policy", &tlb::TlbSimParams::policy)

@@ -1,37 +1,45 @@
-"""TLB flush batching: flushes, shootdown IPIs, refill misses and the CPU time they cost.
+"""TLB flushes of migration and reclaim: who is flushed, how often, how, and what it costs.
 
 One description (:class:`TlbModel`), two solvers that check each other:
 
-- :meth:`TlbModel.analytic`: expected rates in closed form. Migration calls are
-  a Poisson stream (each unmaps ``batch_folios`` folios at once, as reclaim's
-  ``shrink_folio_list`` -> ``demote_folio_list`` -> ``migrate_pages_batch``
-  does), so flush counts follow by counting, except under migrc, where a CPU's
-  flush depends on a race: after its last full flush, the first deferred call
-  starts a "pending" period that ends either with a full flush that happens
-  anyway (natural, another shootdown) or, at the first reuse of a source
-  folio, with a migrc flush. That is a renewal process per CPU; its rate is
+- :meth:`TlbModel.analytic`: expected rates in closed form. Every flush is
+  one of the kernel's three operations (``arch/x86/mm/tlb.c``, v6.15-6.18):
+  a batch flush (``arch_tlbbatch_flush``: a full flush of the batch's
+  cpumask), a page flush (``ptep_clear_flush`` -> ``flush_tlb_mm_range`` of
+  one page: INVLPG) or an mm flush above ``tlb_single_page_flush_ceiling``.
+  Its targets are the non-lazy CPUs of the mms that own the flushed folios
+  (:func:`flush_targets`; ``native_flush_tlb_multi`` -> ``should_flush_tlb``
+  skips lazy CPUs), and how often it comes follows from the call structure:
+  a migration call takes the demotable share of ``shrink_folio_list``'s 32
+  folios (:func:`mean_fill`), reclaim flushes each folio unmapped from a
+  dirty PTE alone before ``pageout()`` (:func:`dirty_flushes_per_call`),
+  a NUMA-hinting promotion is one folio, and migration before v6.3 flushed
+  every PTE. Under migrc a CPU's flush depends on a race: after its last
+  full flush, the first deferred call starts a "pending" period that ends
+  either with a full flush that happens anyway or, at the first reuse of a
+  source folio, with a migrc flush; a renewal process per CPU with rate
 
       r = (1 - kappa I) / (1 / lambda_d + I),   I = int_0^inf S_D(t) exp(-kappa t) dt,
       S_D(t) = S_1(t) exp(-lambda_d int_0^t (1 - S_1)),   S_1 = S_reuse^batch_folios,
 
   with lambda_d the rate of deferred calls and kappa the rate of full
-  flushes that clear the CPU anyway. (Deterministic reuse R, kappa = 0:
-  r = 1 / (1/lambda_d + R).)
+  flushes that clear the CPU anyway (deterministic reuse R, kappa = 0:
+  r = 1 / (1/lambda_d + R)).
 - :meth:`TlbModel.simulate`: the C++ discrete-event simulation of the same
   description (``core/src/tlb/tlb_sim.cpp``), per-CPU state, replications
   on threads, 99% confidence intervals.
 
-Costs (:class:`TlbCosts`) turn rates into CPU time per cause, and the TLB
-streams (:class:`TlbStream`) turn full flushes into refill misses from the
-application's working set, not from an assumed constant. Kernel references:
-``arch/x86/mm/tlb.c`` (``flush_tlb_mm_range``: INVLPG up to
-``tlb_single_page_flush_ceiling`` = 33 entries, else a full flush;
-``arch_tlbbatch_flush``: always a full flush; ``flush_tlb_func`` counts
-``irq_tlb_count``, the /proc/interrupts "TLB shootdowns" row, on the
-receiving CPU only), ``arch/arm64/include/asm/tlbflush.h`` (broadcast
-``TLBI ...IS`` + ``DSB ISH``, no IPI; batched unmap since commit
-43b3dfdd0455), commit 4d4b6d66db (no flush for PROT_NONE PTEs), and the
-migrc series (v9, Byungchul Park, linux-mm, April 2024).
+Costs (:class:`TlbCosts`) turn rates into CPU time per cause: IPIs (and a
+guest's VM exits), the sender's wait for acknowledgements with its own flush
+overlapped, local flushes (twice under PTI), refill misses from each
+:class:`TlbStream`'s working set after a full flush (or a user-PCID flush
+under PTI without INVPCID), the paging-structure caches every flush drops,
+the kernel translations each IPI brings, and broadcast invalidation (arm64
+TLBI + DSB, x86 INVLPGB + TLBSYNC from v6.15). Kernel references:
+``arch/x86/mm/tlb.c``, ``arch/arm64/include/asm/tlbflush.h`` (batched unmap
+since commit 43b3dfdd0455), ``mm/rmap.c`` (``set_tlb_ubc_flush_pending``,
+``try_to_unmap_flush_dirty``), commit 4d4b6d66db (no flush for PROT_NONE
+PTEs), and the migrc series (v9, Byungchul Park, linux-mm, April 2024).
 
 Units: rates per second, costs in microseconds (``*_us``) or nanoseconds
 (``*_ns``), reuse times in microseconds (a :class:`~mmcost.locks.Dist`).
@@ -756,7 +764,7 @@ class TlbModel(Mechanism):
         params.migrate_fraction, params.dirty_fraction = self.migrate_fraction, self.dirty_fraction
         params.reclaim_batched = bool(self.switch("batched_unmap_flush"))
         params.flush_dirty = bool(self.switch("flush_dirty_before_pageout"))
-        params.broadcast = self.broadcast_on
+        params.broadcast, params.tlbi_range = self.broadcast_on, bool(self.tlbi_range)
         params.other_page_rate = self.other_page_flush_rate_per_s
         try:
             d = _core.tlb.simulate(params, replications, threads, seed,

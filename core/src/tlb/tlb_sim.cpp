@@ -157,7 +157,7 @@ class TlbSim {
       return;
     }
     std::fill(in_batch_.begin(), in_batch_.end(), 0);
-    r_.tlbi_ops += add(counting_) * folios * p_.entries_per_folio;
+    r_.tlbi_ops += add(counting_) * folios * (p_.tlbi_range ? 1 : p_.entries_per_folio);
     r_.dsb_syncs += add(counting_);
   }
 

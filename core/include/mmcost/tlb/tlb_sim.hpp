@@ -76,6 +76,7 @@ struct TlbSimParams {
   // on more than 3 CPUs has a global ASID, so its page and mm flushes broadcast too (broadcast_tlb_flush).
   // Broadcasts and their TLBSYNC waits are counted in tlbi_ops / dsb_syncs.
   bool broadcast = false;
+  bool tlbi_range = false;  // arm64 FEAT_TLBIRANGE: one range TLBI per folio in a batch, not one per entry
   double warmup = 0;             // seconds simulated before counting
   double horizon = 1;            // seconds counted
   void validate() const;         // throws InvalidArgument naming the field
