@@ -445,3 +445,18 @@ def test_each_flush_ipi_evicts_user_translations_from_a_full_tlb():
     assert full == pytest.approx(3.0 * ipis)
     half, ipis_half = misses(768)
     assert half == pytest.approx(3.0 * ipis_half * 0.5)
+
+
+def test_arm64_contpte_refills_one_entry_per_64k_and_range_tlbi_one_op_per_folio():
+    """contpte maps a 64K folio as one TLB entry: a stream of 64K pages over
+    the same memory has 16x fewer translations to refill; FEAT_TLBIRANGE
+    turns a batch's 16 TLBIs per folio into one."""
+    ws_mib = 4.0  # 1024 translations of 4K or 64 of 64K: both fit the 1280-entry TLB, each refilled once
+    small = TlbStream.covering("dtlb_load", 1280, ws_mib, page_kb=4)
+    cont = TlbStream.covering("dtlb_load", 1280, ws_mib, page_kb=64)
+    assert small.refill == pytest.approx(16 * cont.refill)
+    base = dict(cpus=8, arch="arm64", entries_per_folio=16, reclaim_unmap_rate_per_s=3200.0, dirty_fraction=0.0)
+    per_page = TlbModel(**base).analytic()
+    ranged = TlbModel(**base, tlbi_range=True).analytic()
+    assert per_page.rate("tlbi_ops") == pytest.approx(16 * ranged.rate("tlbi_ops"))
+    assert per_page.rate("dsb_syncs") == pytest.approx(ranged.rate("dsb_syncs"))  # one DSB per batch either way

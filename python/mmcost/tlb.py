@@ -364,6 +364,8 @@ class TlbModel(Mechanism):
     flush_dirty_before_pageout: bool | None = knob(None, kind="bool", kernel=True,
                                                    doc="a dirty folio is flushed before pageout (v4.3)")
     pv_ipi: bool | None = knob(None, kind="bool", kernel=True, doc="a guest sends one hypercall per IPI mask (v4.19)")
+    # arm64 contpte (v6.9): a 64K folio mapped with the contiguous bit is one TLB entry, so its refill is a
+    # TlbStream of page_kb=64; its unmap still issues one TLBI per page unless FEAT_TLBIRANGE batches them
     tlbi_range: bool = knob(False, doc="arm64 FEAT_TLBIRANGE: one range TLBI per folio (v5.11)")
     irq_tlb_entries: float = knob(
         3.0, unit="entries", upper=64.0,
