@@ -25,6 +25,7 @@ def test_shootdowns_follow_the_flush_structure_without_any_fitted_cost():
     (the spinning helper's on-CPU share sets its CPU's share of the flushes)."""
     held = STUDY.held_out()
     counts = held[held["metric"] == "tlb_shootdowns_per_folio"]
+    assert len(counts) == 6  # one row per configuration
     measured, model = _medians(counts, "published"), _medians(counts, "predicted")
     spin_dirty = "dirty PTEs, helper spin (tlb_shootdowns)"
     spin_clean = "clean PTEs, helper spin (tlb_shootdowns)"
