@@ -63,6 +63,11 @@ CHANGES: tuple[Change, ...] = (
            "AMD INVLPGB/TLBSYNC replace flush IPIs for multi-threaded mms (CPUs with the feature only): "
            "flush_tlb_mm_range -> broadcast_tlb_flush for an mm with a global ASID (active on > 3 CPUs), "
            "arch_tlbbatch_flush -> invlpgb_flush_all_nonglobals", "tlb", arch="x86"),
+    Change("batched_lazyfree_unmap", True, False, "6.15", "354dffd29575",
+           "mm: support batched unmap for lazyfree large folios during reclamation",
+           "try_to_unmap_one clears a lazyfree (MADV_FREE) large folio's PTEs in one batch (get_and_clear_ptes, "
+           "one pending flush, folio_remove_rmap_ptes) instead of one page_vma_mapped_walk iteration per PTE; "
+           "v6.16's folio_unmap_pte_batch allows partial batches", "tlb"),
     Change("batched_migration_flush", True, False, "6.3", "",
            "migrate_pages: batch flushing TLB (series by Huang Ying)",
            "migrate_pages_batch unmaps a batch with TTU_BATCH_FLUSH and flushes once (try_to_unmap_flush) "

@@ -374,6 +374,27 @@ class TlbModel(Mechanism):
                               "flush_tlb_info/csd lines: a few kernel translations, each evicting a user one "
                               "from a TLB the working set fills (kernel text is on 2M pages)"),
         doc="kernel translations one flush IPI brings into the target's TLB")
+    # --- the reclaimer's own work per folio (reclaim_us_per_page)
+    lazyfree: bool = knob(False, doc="reclaimed folios are lazyfree (MADV_FREE'd): clean PTEs, discarded, no I/O")
+    batched_lazyfree_unmap: bool | None = knob(None, kind="bool", kernel=True,
+                                               doc="a lazyfree large folio's PTEs are cleared in one batch (v6.15)")
+    reclaim_folio_us: float = knob(
+        1.0, unit="us", upper=1e3,
+        prior=Prior(1.0, 0.7, "shrink_folio_list per folio besides its PTEs: isolation, folio lock, the "
+                              "try_to_unmap call, the discard or __remove_mapping and free_folios; the order of "
+                              "a microsecond (mmcost.swap's 3 us reclaim_us_per_folio includes add_to_swap)"),
+        doc="reclaim work per folio, besides its PTEs and pages")
+    unmap_iter_us: float = knob(
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "one iteration of try_to_unmap_one's page_vma_mapped_walk loop: the walk step, "
+                               "set_tlb_ubc_flush_pending (inc_mm_tlb_gen, a cpumask_or) and "
+                               "folio_remove_rmap_pte: a few uncontended atomics"),
+        doc="one unmap loop iteration (one per PTE unless batched)")
+    page_us: float = knob(
+        0.2, unit="us", upper=100.0,
+        prior=Prior(0.2, 0.15, "per 4K page of a reclaimed folio: the PTE cleared, its counters, the madvise or "
+                               "LRU walk's step over it"),
+        doc="reclaim work per 4K page")
     # --- the migrator's own work (migration throughput)
     folio_pages: int | None = knob(None, kind="int", doc="4K pages per folio; None: entries_per_folio")
     copy_us_per_page: float | None = knob(None, kind="float", unit="us", upper=1e3,
@@ -420,7 +441,7 @@ class TlbModel(Mechanism):
                 object.__setattr__(self, name, enum_type(val))
             except ValueError:
                 raise ValueError(f"{name} must be one of {[e.value for e in enum_type]}, got {val!r}") from None
-        for name in ("virtualized", "sender_in_mm", "invpcid", "tlbi_range"):
+        for name in ("virtualized", "sender_in_mm", "invpcid", "tlbi_range", "lazyfree"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         if self.skip_inaccessible is not None and not isinstance(self.skip_inaccessible, (bool, np.bool_)):
@@ -430,7 +451,7 @@ class TlbModel(Mechanism):
         if v.scalar("writable_fraction", self.writable_fraction) > 1:
             raise ValueError(f"writable_fraction must be in [0, 1], got {self.writable_fraction}")
         for name in ("pti", "invlpgb", "batched_migration_flush", "batched_unmap_flush",
-                     "flush_dirty_before_pageout", "pv_ipi"):
+                     "flush_dirty_before_pageout", "pv_ipi", "batched_lazyfree_unmap"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool or None, got {type(getattr(self, name)).__name__}")
         if self.mm_cpus is not None and not 1 <= v.scalar("mm_cpus", self.mm_cpus) <= self.cpus:
@@ -546,8 +567,18 @@ class TlbModel(Mechanism):
     @property
     def reclaim_flushes_per_call(self) -> float:
         if self.switch("flush_dirty_before_pageout"):
-            return dirty_flushes_per_call(self.batch_folios, self.dirty_fraction)
+            # MADV_FREE cleaned a lazyfree folio's PTEs (madvise_free_pte_range)
+            return dirty_flushes_per_call(self.batch_folios, 0.0 if self.lazyfree else self.dirty_fraction)
         return 1.0
+
+    @property
+    def unmap_iterations_per_folio(self) -> float:
+        """try_to_unmap_one's loop iterations for one folio: one per PTE, or one
+        for a lazyfree large folio's batch (v6.15)."""
+        e = float(self.entries_per_folio)
+        if self.lazyfree and e > 1 and self.switch("batched_lazyfree_unmap"):
+            return 1.0
+        return e
 
     @property
     def _writable_call_share(self) -> float:
@@ -704,7 +735,7 @@ class TlbModel(Mechanism):
                               "nr_tlb_remote_flush", "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
                               "nr_tlb_local_flush_one", "folios_per_flush", "migrated_pages_per_s",
                               "migration_time_s", "migrator_busy_pct", "tlb_shootdowns_per_folio",
-                              "ipi_receive_us_per_folio", "flush_ipi_sender_us_per_folio")
+                              "ipi_receive_us_per_folio", "flush_ipi_sender_us_per_folio", "reclaim_us_per_page")
 
     @property
     def METRICS(self) -> tuple:  # noqa: N802 - the Model hook: the counters and streams this instance has
@@ -720,7 +751,7 @@ class TlbModel(Mechanism):
         units = {"runtime_s": "s", "tlb_shootdowns": "count per CPU", "folios_per_flush": "folios",
                  "migrated_pages_per_s": "pages/s", "migration_time_s": "s", "migrator_busy_pct": "%",
                  "tlb_shootdowns_per_folio": "1/folio", "ipi_receive_us_per_folio": "us",
-                 "flush_ipi_sender_us_per_folio": "us"}
+                 "flush_ipi_sender_us_per_folio": "us", "reclaim_us_per_page": "us"}
         qs = [Quantity("tlb_shootdowns_per_s", res.rate("shootdowns"), "1/(CPU s)",
                        float(res.rates.loc["shootdowns", "ci_low"]), float(res.rates.loc["shootdowns", "ci_high"])),
               Quantity("tlb_overhead_pct", 100 * res.overhead, "%", 100 * res.overhead, 100 * res.overhead)]
@@ -1049,6 +1080,22 @@ class TlbResult:
             migrate = share * self.flush_sender_us("batch", fill, remote_only) / fill
         return (lam_m * migrate + lam_r * reclaim) / folios
 
+    def reclaimer_us_per_page(self) -> float:
+        """The reclaiming task's time per 4K page: per folio its bookkeeping
+        and unmap loop iterations, per page its PTE and counters, and its
+        share of the batch's flushes (lazyfree: no I/O; otherwise the swap-out
+        itself is mmcost.swap's)."""
+        m = self.model
+        pages = float(m.folio_pages or m.entries_per_folio)
+        b = m.batch_folios
+        if m.policy is Policy.IMMEDIATE or not m.switch("batched_unmap_flush"):
+            flush = m.entries_per_folio * self.flush_sender_us("page")
+        else:
+            per_call = m.reclaim_flushes_per_call
+            flush = per_call / b * self.flush_sender_us("batch", b / per_call)
+        folio = m.reclaim_folio_us + m.unmap_iterations_per_folio * m.unmap_iter_us + pages * m.page_us + flush
+        return folio / pages
+
     def migrator_us_per_folio(self) -> float:
         """The migrating thread's CPU time per folio (kswapd's for demotion):
         its rmap and PTE work (a migration entry set, then the new PTE),
@@ -1094,6 +1141,7 @@ class TlbResult:
         out["ipi_receive_us_per_folio"] = (received * (m.costs.irq_us + p["exit_recv"]) / folios if folios > 0
                                            else math.nan)
         out["flush_ipi_sender_us_per_folio"] = self.flush_sender_us_per_folio(remote_only=True)
+        out["reclaim_us_per_page"] = self.reclaimer_us_per_page()
         per_folio = self.migrator_us_per_folio()
         pages = m.folio_pages or m.entries_per_folio
         out["migrated_pages_per_s"] = pages / per_folio * US_PER_S

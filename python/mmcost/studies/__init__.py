@@ -17,7 +17,7 @@ from importlib import import_module
 
 from ._study import HELD_OUT_COLUMNS, Section, Study
 
-_NAMES = ("kvm_6_18_memcgs", "kvm_6_18_munmap", "kvm_6_18_pageout_flush", "kvm_6_18_swapout", "kvm_6_18_usemem", "migrc_tlb", "small_thp_swapout", "swap_alloc_locks", "swap_alloc_locks_cover", "swapcache_wb_tags")
+_NAMES = ("kvm_6_18_lazyfree_unmap", "kvm_6_18_memcgs", "kvm_6_18_munmap", "kvm_6_18_pageout_flush", "kvm_6_18_swapout", "kvm_6_18_usemem", "migrc_tlb", "small_thp_swapout", "swap_alloc_locks", "swap_alloc_locks_cover", "swapcache_wb_tags")
 
 
 def names() -> list[str]:
