@@ -288,17 +288,21 @@ def _default_streams() -> tuple:
 
 @dataclass(frozen=True)
 class TlbModel(Mechanism):
-    """The TLB flushes of page migration and reclaim on ``cpus`` CPUs that all run the mm.
+    """The TLB flushes of page migration and reclaim on a machine of ``cpus`` CPUs.
 
     Folios per second: ``promotion_rate_per_s`` (NUMA-hinting faults,
-    ``do_numa_page`` -> ``migrate_misplaced_folio``: their PTEs are PROT_NONE,
-    so they need no flush when ``skip_inaccessible``, commit 4d4b6d66db),
-    ``demotion_rate_per_s`` (kswapd's ``demote_folio_list``) and
-    ``reclaim_unmap_rate_per_s`` (swap-out: ``shrink_folio_list`` ->
-    ``try_to_unmap``; migrc never defers these). Migration and reclaim unmap
-    in calls of ``batch_folios`` folios, ``entries_per_folio`` TLB entries each
-    (1 for a 4K page or a PMD-mapped THP, 16 for a PTE-mapped 64K mTHP);
-    ``writable_fraction`` of migrated folios cannot be deferred by migrc.
+    ``do_numa_page`` -> ``migrate_misplaced_folio``, one folio each: their
+    PTEs are PROT_NONE, so they need no flush when ``skip_inaccessible``,
+    commit 4d4b6d66db), ``demotion_rate_per_s`` (kswapd's
+    ``demote_folio_list``, taking ``migrate_fraction`` of each batch) and
+    ``reclaim_unmap_rate_per_s`` (``shrink_folio_list`` -> ``try_to_unmap``,
+    a flush per ``dirty_fraction`` folio before ``pageout()``; migrc never
+    defers these). Calls isolate ``batch_folios`` folios,
+    ``entries_per_folio`` TLB entries each (1 for a 4K page or a PMD-mapped
+    THP, 16 for a PTE-mapped 64K mTHP); ``writable_fraction`` of migrated
+    folios cannot be deferred by migrc. Whom a flush reaches: ``mms`` mms on
+    ``mm_cpus`` non-lazy CPUs each (all ``cpus`` when None), flushed from
+    inside one (``sender_in_mm``) or by kswapd.
     ``natural_flush_rate_per_s``: full flushes per CPU with no migration
     cause (x86: PCID recycling in ``switch_mm_irqs_off``; arm64: global ASID
     rollover). ``other_round_rate_per_s``: other full-flush IPI rounds of the
@@ -315,7 +319,7 @@ class TlbModel(Mechanism):
     """
 
     name: str = field(default="tlb", kw_only=True)
-    cpus: int = knob(16, unit="count", doc="CPUs running the mm")
+    cpus: int = knob(16, unit="count", doc="CPUs of the machine (all run the mm unless mm_cpus says)")
     arch: Arch = knob(Arch.X86, kind="str", choices=("x86", "arm64"),
                       aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")))
     policy: Policy | None = knob(None, kind="str", choices=tuple(p.value for p in Policy),
