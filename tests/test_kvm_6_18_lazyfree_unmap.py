@@ -10,7 +10,7 @@ STUDY = studies.get("kvm_6_18_lazyfree_unmap")
 def test_every_page_was_freed_lazily_in_folios_of_its_size():
     d = datasets.load("kvm_6_18_lazyfree_unmap")
     lazy = d[d["metric"] == "pglazyfreed_count"]
-    assert len(lazy) == 35 and (lazy["value"] == 16384).all()
+    assert len(lazy) == 49 and (lazy["value"] == 16384).all()
     faults = d[(d["metric"] == "fault_alloc_count") & (d["folio_kb"] > 4)]
     assert (faults["value"] * faults["folio_kb"] / 4 >= 16384).all()
 
@@ -33,23 +33,24 @@ def _held_rel():
     return (held["predicted"] - held["published"]) / held["published"]
 
 
-def test_128k_is_predicted_from_4k_and_64k():
+def test_16k_and_128k_are_predicted_from_4k_and_64k():
     rel = _held_rel()
-    assert list(rel.index) == ["16K folios", "32K folios", "128K folios"]
-    assert abs(rel["128K folios"]) < 0.10
+    assert list(rel.index) == ["16K folios", "32K folios", "128K folios", "256K folios", "512K folios"]
+    assert abs(rel["16K folios"]) < 0.10 and abs(rel["128K folios"]) < 0.10
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: 16K and 32K folios (orders 2-3, freed through the per-CPU "
-                                       "lists) cost 16% and 35% more per page than per-folio + per-page work "
-                                       "fitted to 4K and 64K says; the mechanism is not identified")
-def test_16k_and_32k_are_predicted_from_4k_and_64k():
+@pytest.mark.xfail(strict=True, reason="known miss: per-folio + per-page work fitted to 4K and 64K puts 32K 30% "
+                                       "low and 256K/512K 2-2.5x high; the per-page work is far smaller than "
+                                       "the 64K point implies and the per-folio work grows with the order")
+def test_32k_256k_and_512k_are_predicted_from_4k_and_64k():
     rel = _held_rel()
-    assert abs(rel["16K folios"]) < 0.10 and abs(rel["32K folios"]) < 0.10
+    assert all(abs(rel[f"{kb}K folios"]) < 0.10 for kb in (32, 256, 512))
 
 
 def test_the_known_miss_is_stated_as_measured():
     rel = _held_rel()
-    assert -0.25 < rel["16K folios"] < -0.08 and -0.45 < rel["32K folios"] < -0.25
+    assert -0.45 < rel["32K folios"] < -0.15
+    assert rel["256K folios"] > 0.5 and rel["512K folios"] > 0.8
 
 
 def test_before_batching_every_large_folio_costs_an_iteration_per_pte_more():
@@ -59,7 +60,7 @@ def test_before_batching_every_large_folio_costs_an_iteration_per_pte_more():
     before = STUDY.before_batching().set_index("folio_kb")
     after = dict(zip(before.index, fit.model.evaluate(STUDY._medians(STUDY.rows()))))
     it = fit.model.unmap_iter_us
-    for kb in (4, 16, 32, 64, 128):
+    for kb in (4, 16, 32, 64, 128, 256, 512):
         pages = kb // 4
         assert before.loc[kb, "best"] - after[kb] == pytest.approx((pages - 1) * it / pages)
 

@@ -1,8 +1,8 @@
 """Measure reclaim of lazyfree folios of each size on this machine's own kernel: the method of this source.
 
 Run as root from the repository root: ``python data/kvm_6_18_lazyfree_unmap/measure.py``.
-It compiles ``lazyfree_pageout.c`` and, for folios of 4K, 16K, 32K, 64K and
-128K x 7 repetitions (shuffled, repetition-major), sets that size's
+It compiles ``lazyfree_pageout.c`` and, for folios of 4K, 16K, 32K, 64K,
+128K, 256K and 512K x 7 repetitions (shuffled, repetition-major), sets that size's
 ``hugepages-<size>kB/enabled`` to always and every other to never, and runs
 ``lazyfree_pageout 64MiB``: write 64 MiB, MADV_FREE it, time one
 MADV_PAGEOUT (which discards the lazyfree folios in the calling task; no swap
@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 from mmcost.measure.machine import Machine  # noqa: E402
 
-FOLIO_KB = (4, 16, 32, 64, 128)
+FOLIO_KB = (4, 16, 32, 64, 128, 256, 512)
 REPS = 7
 BYTES = 64 * 2**20
 THP = Path("/sys/kernel/mm/transparent_hugepage")

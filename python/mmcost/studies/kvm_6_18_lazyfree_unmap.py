@@ -10,7 +10,10 @@ PTEs: one per 32 folios; single-threaded, no IPI).
 
 Fitted: ``reclaim_folio_us`` and ``page_us`` on the 4K and 64K runs only
 (``unmap_iter_us`` stays at its prior: on this kernel it is paid once per
-folio, with the folio's own work). Held out: 16K, 32K and 128K. Predicted,
+folio, with the folio's own work). Held out: 16K, 32K, 128K, 256K and 512K
+(16K and 128K within 5%; 32K 30% low, 256K and 512K 2-2.5x high: a stated
+miss, the per-page work is far smaller and the per-folio work grows with
+the folio's order). Predicted,
 with a band: the same runs on a kernel before the batching (v6.14), where
 every PTE of a large folio is its own loop iteration.
 """
