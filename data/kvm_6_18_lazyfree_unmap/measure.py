@@ -15,23 +15,19 @@ tidy schema.
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
-from mmcost.measure.machine import Machine  # noqa: E402
+from mmcost.measure.machine import Machine, kernel_release, shuffled_runs, vmstat  # noqa: E402
 
 FOLIO_KB = (4, 16, 32, 64, 128, 256, 512)
 REPS = 7
 BYTES = 64 * 2**20
 THP = Path("/sys/kernel/mm/transparent_hugepage")
 
-
-def vmstat() -> dict[str, int]:
-    return {k: int(v) for k, v in (line.split() for line in Path("/proc/vmstat").read_text().splitlines())}
 
 
 def faults(kb: int) -> int:
@@ -48,10 +44,10 @@ def write_rows(rows: list[dict]) -> None:
 def main() -> int:
     exe = Path("/tmp/mmcost_lazyfree_pageout")
     subprocess.run(["cc", "-O2", "-Wall", "-o", str(exe), str(HERE / "lazyfree_pageout.c")], check=True)
-    order = [(rep, kb) for rep in range(REPS) for kb in random.Random(0).sample(FOLIO_KB, len(FOLIO_KB))]
+    order = shuffled_runs(REPS, FOLIO_KB)
     raw = HERE / "raw"
     raw.mkdir(exist_ok=True)
-    kernel = Path("/proc/sys/kernel/osrelease").read_text().strip()
+    kernel = kernel_release()
     rows = []
     m = Machine()
     try:

@@ -14,15 +14,13 @@ measurements.csv in mmcost's tidy schema.
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
-from mmcost.measure.machine import Machine  # noqa: E402
+from mmcost.measure.machine import Machine, kernel_release, shuffled_runs, vmstat, wait_zram_below  # noqa: E402
 
 PROCESSES = (1, 2, 4)
 REPS = 5
@@ -30,9 +28,6 @@ BYTES = 256 * 2**20
 ZRAM_BYTES = 4 * 2**30
 COMPRESSOR = "lzo-rle"
 
-
-def vmstat() -> dict[str, int]:
-    return {k: int(v) for k, v in (line.split() for line in Path("/proc/vmstat").read_text().splitlines())}
 
 
 def write_rows(rows: list[dict]) -> None:
@@ -45,10 +40,10 @@ def write_rows(rows: list[dict]) -> None:
 def main() -> int:
     exe = Path("/tmp/mmcost_pageout_munmap")
     subprocess.run(["cc", "-O2", "-Wall", "-o", str(exe), str(HERE / "pageout_munmap.c")], check=True)
-    order = [(rep, p) for rep in range(REPS) for p in random.Random(0).sample(PROCESSES, len(PROCESSES))]
+    order = shuffled_runs(REPS, PROCESSES)
     raw = HERE / "raw"
     raw.mkdir(exist_ok=True)
-    kernel = Path("/proc/sys/kernel/osrelease").read_text().strip()
+    kernel = kernel_release()
     rows = []
     m = Machine()
     try:
@@ -70,8 +65,7 @@ def main() -> int:
             rows.append(dict(common, metric="munmap_time_ms", unit="ms", value=max(munmap_us) / 1e3,
                              note="until the last process's munmap returned"))
             rows.append(dict(common, metric="pswpout_count", unit="count", value=swapped))
-            while int((Path(f"/sys/block/zram{zid}/mm_stat").read_text().split() or ["0"])[0]) > 64 * 2**20:
-                time.sleep(0.2)  # the previous run's objects are gone before the next starts
+            wait_zram_below(zid, 64 * 2**20)  # the previous run's objects are gone first
     finally:
         m.restore()
     write_rows(rows)

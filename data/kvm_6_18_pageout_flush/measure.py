@@ -16,15 +16,13 @@ Ctrl-C too. Output: raw/*.txt and measurements.csv in mmcost's tidy schema.
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
-from mmcost.measure.machine import Machine  # noqa: E402
+from mmcost.measure.machine import Machine, kernel_release, shuffled_runs, vmstat, wait_zram_below  # noqa: E402
 
 MODES = ("dirty", "clean")
 HELPERS = ("spin", "sleep", "none")
@@ -33,9 +31,6 @@ BYTES = 64 * 2**20
 ZRAM_BYTES = 2**30
 COMPRESSOR = "lzo-rle"
 
-
-def vmstat() -> dict[str, int]:
-    return {k: int(v) for k, v in (line.split() for line in Path("/proc/vmstat").read_text().splitlines())}
 
 
 def write_rows(rows: list[dict]) -> None:
@@ -49,10 +44,10 @@ def main() -> int:
     exe = Path("/tmp/mmcost_pageout_flush")
     subprocess.run(["cc", "-O2", "-Wall", "-pthread", "-o", str(exe), str(HERE / "pageout_flush.c")], check=True)
     configs = [(mode, helper) for mode in MODES for helper in HELPERS]
-    order = [(rep, c) for rep in range(REPS) for c in random.Random(0).sample(configs, len(configs))]
+    order = shuffled_runs(REPS, configs)
     raw = HERE / "raw"
     raw.mkdir(exist_ok=True)
-    kernel = Path("/proc/sys/kernel/osrelease").read_text().strip()
+    kernel = kernel_release()
     rows = []
     m = Machine()
     try:
@@ -91,8 +86,7 @@ def main() -> int:
                 rows.append(dict(common, metric="helper_on_cpu_pct", unit="%",
                                  value=float(vals["helper_on_cpu_pct"]), cpu=1,
                                  note="the helper's CPU time over the call's wall time: CPU 1 ran the mm"))
-            while int((Path(f"/sys/block/zram{zid}/mm_stat").read_text().split() or ["0"])[0]) > 8 * 2**20:
-                time.sleep(0.2)  # the previous run's objects are gone before the next starts
+            wait_zram_below(zid, 8 * 2**20)  # the previous run's objects are gone first
     finally:
         m.restore()
     write_rows(rows)

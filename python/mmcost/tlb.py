@@ -1061,28 +1061,36 @@ class TlbResult:
         total = send + max(loc * own, min(1.0, t) * remote)
         return total - loc * own if remote_only else total
 
+    def reclaim_flush_us_per_folio(self, remote_only: bool = False) -> float:
+        """The reclaimer's flush time per folio: a page flush per PTE, or its
+        share of the batch's flushes (one per dirty folio, one at the end)."""
+        m = self.model
+        if m.policy is Policy.IMMEDIATE or not m.switch("batched_unmap_flush"):
+            return m.entries_per_folio * self.flush_sender_us("page", 1.0, remote_only)
+        b, per_call = m.batch_folios, m.reclaim_flushes_per_call
+        return per_call / b * self.flush_sender_us("batch", b / per_call, remote_only)
+
+    def migration_flush_us_per_folio(self, remote_only: bool = False) -> float:
+        """The migrator's flush time per folio: a page flush per PTE, or its
+        share of the call's batch flush (under migrc only the writable calls'
+        flush; the deferred one is paid later by the reusing task)."""
+        m = self.model
+        if m.policy is Policy.IMMEDIATE:
+            return m.entries_per_folio * self.flush_sender_us("page", 1.0, remote_only)
+        fill = m.migration_fill
+        share = 1.0 if m.policy is Policy.BATCHED else m._writable_call_share
+        return share * self.flush_sender_us("batch", fill, remote_only) / fill
+
     def flush_sender_us_per_folio(self, remote_only: bool = False) -> float:
         """The flushing threads' flush time per folio migrated or reclaimed
         (``remote_only``: only what the remote CPUs add, the IPIs and the
-        wait for them), over the flushes each stream makes."""
+        wait for them), weighted by each stream's folios."""
         m = self.model
-        e = float(m.entries_per_folio)
-        fill, b = m.migration_fill, m.batch_folios
-        lam_m, lam_r = m.call_rate_per_s * fill, m.reclaim_call_rate_per_s * b
-        folios = lam_m + lam_r
-        if folios == 0:
+        lam_m, lam_r = m.call_rate_per_s * m.migration_fill, m.reclaim_call_rate_per_s * m.batch_folios
+        if lam_m + lam_r == 0:
             return 0.0
-        if m.policy is Policy.IMMEDIATE or not m.switch("batched_unmap_flush"):
-            reclaim = e * self.flush_sender_us("page", 1.0, remote_only)
-        else:
-            per_call = m.reclaim_flushes_per_call
-            reclaim = per_call / b * self.flush_sender_us("batch", b / per_call, remote_only)
-        if m.policy is Policy.IMMEDIATE:
-            migrate = e * self.flush_sender_us("page", 1.0, remote_only)
-        else:
-            share = 1.0 if m.policy is Policy.BATCHED else m._writable_call_share
-            migrate = share * self.flush_sender_us("batch", fill, remote_only) / fill
-        return (lam_m * migrate + lam_r * reclaim) / folios
+        return (lam_m * self.migration_flush_us_per_folio(remote_only)
+                + lam_r * self.reclaim_flush_us_per_folio(remote_only)) / (lam_m + lam_r)
 
     def reclaimer_us_per_page(self) -> float:
         """The reclaiming task's time per 4K page: per folio its bookkeeping
@@ -1091,29 +1099,18 @@ class TlbResult:
         itself is mmcost.swap's)."""
         m = self.model
         pages = float(m.folio_pages or m.entries_per_folio)
-        b = m.batch_folios
-        if m.policy is Policy.IMMEDIATE or not m.switch("batched_unmap_flush"):
-            flush = m.entries_per_folio * self.flush_sender_us("page")
-        else:
-            per_call = m.reclaim_flushes_per_call
-            flush = per_call / b * self.flush_sender_us("batch", b / per_call)
-        folio = m.reclaim_folio_us + m.unmap_iterations_per_folio * m.unmap_iter_us + pages * m.page_us + flush
+        folio = (m.reclaim_folio_us + m.unmap_iterations_per_folio * m.unmap_iter_us + pages * m.page_us
+                 + self.reclaim_flush_us_per_folio())
         return folio / pages
 
     def migrator_us_per_folio(self) -> float:
         """The migrating thread's CPU time per folio (kswapd's for demotion):
         its rmap and PTE work (a migration entry set, then the new PTE),
-        the copy, and its share of the flushes. Under migrc the deferred
-        flush is paid later by the reusing task, not here."""
+        the copy, and its share of the flushes."""
         m = self.model
         pages = m.folio_pages or m.entries_per_folio
-        e = float(m.entries_per_folio)
-        work = m.rmap_us_per_folio + 2 * e * m.pte_us + pages * m.copy_us_per_page
-        fill = m.migration_fill
-        if m.policy is Policy.IMMEDIATE:
-            return work + e * self.flush_sender_us("page")
-        share = 1.0 if m.policy is Policy.BATCHED else m._writable_call_share
-        return work + share * self.flush_sender_us("batch", fill) / fill
+        work = m.rmap_us_per_folio + 2 * m.entries_per_folio * m.pte_us + pages * m.copy_us_per_page
+        return work + self.migration_flush_us_per_folio()
 
     def run(self, work_s: float) -> dict:
         """Expected counters of a whole run (all CPUs) needing ``work_s`` of

@@ -29,6 +29,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+def vmstat(root: str | Path = "/") -> dict[str, int]:
+    """/proc/vmstat as name -> value."""
+    text = (Path(root) / "proc/vmstat").read_text()
+    return {k: int(v) for k, v in (line.split() for line in text.splitlines())}
+
+
+def kernel_release(root: str | Path = "/") -> str:
+    """The running kernel's release string (uname -r)."""
+    return (Path(root) / "proc/sys/kernel/osrelease").read_text().strip()
+
+
+def shuffled_runs(reps: int, configs, seed: int = 0) -> list[tuple]:
+    """(rep, config) in repetition-major order, the configurations of every
+    repetition in one fixed shuffled order (``random.Random(seed)``)."""
+    import random
+
+    configs = list(configs)
+    return [(rep, c) for rep in range(reps) for c in random.Random(seed).sample(configs, len(configs))]
+
+
+def wait_zram_below(zid: int, limit_bytes: int, root: str | Path = "/", poll_s: float = 0.2) -> None:
+    """Wait until zram device ``zid`` stores under ``limit_bytes`` (mm_stat's
+    orig_data_size): the previous run's objects are gone before the next starts."""
+    stat = Path(root) / f"sys/block/zram{zid}/mm_stat"
+    while int((stat.read_text().split() or ["0"])[0]) > limit_bytes:
+        time.sleep(poll_s)
+
+
 class MeasureError(RuntimeError):
     """The machine cannot run the measurement (not root, a control missing, not enough memory)."""
 
