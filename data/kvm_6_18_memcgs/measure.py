@@ -15,7 +15,6 @@ in mmcost's tidy schema.
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 from mmcost import schema  # noqa: E402
-from mmcost.measure.machine import Machine  # noqa: E402
+from mmcost.measure.machine import Machine, kernel_release, shuffled_runs  # noqa: E402
 from mmcost.measure.swapout_runs import writer_path  # noqa: E402
 
 REPS = 5
@@ -42,10 +41,10 @@ def pswpout() -> int:
 
 
 def main() -> int:
-    order = [(rep, lay) for rep in range(REPS) for lay in random.Random(0).sample(sorted(LAYOUTS), len(LAYOUTS))]
+    order = shuffled_runs(REPS, sorted(LAYOUTS))
     raw = HERE / "raw"
     raw.mkdir(exist_ok=True)
-    kernel = Path("/proc/sys/kernel/osrelease").read_text().strip()
+    kernel = kernel_release()
     rows = []
     m = Machine()
     try:
