@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import pandas as pd
 
@@ -155,17 +156,21 @@ def features(version, arch: str = "x86") -> dict[str, object]:
     version (its ``before`` value if none)."""
     if arch not in _ARCHES:
         raise ValueError(f"arch must be one of {list(_ARCHES)}, got {arch!r}")
-    v = parse_version(version)
+    return dict(_features(parse_version(version), arch))
+
+
+@lru_cache(maxsize=256)
+def _features(v: tuple[int, int], arch: str) -> tuple:
+    # every solve asks for its kernel's switches: the catalogue walk is done once per version
     out: dict[str, object] = {}
     for c in sorted(CHANGES, key=lambda c: parse_version(c.version)):
         if c.arch and c.arch != arch:
             continue
-        landed = parse_version(c.version) <= v
-        if landed:
+        if parse_version(c.version) <= v:
             out[c.switch] = c.value
         else:
             out.setdefault(c.switch, c.before)
-    return out
+    return tuple(out.items())
 
 
 def changes(switch: str | None = None) -> pd.DataFrame:

@@ -37,6 +37,7 @@ wins for its row).
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import enum
 import math
@@ -54,6 +55,11 @@ SCOPE = "@"
 BASE_FIELDS = frozenset({"parameters", "name", "default_rel_error", "fitted_on", "variants"})
 #: configurations solved per mechanism instance before the cache is cleared
 _CACHE_SIZE = 4096
+#: the leaf map a copy inherits when only leaf values change (set, with_parameters): walking
+#: the fields again is most of the cost of a copy, and fits and bands make thousands
+_INHERITED_LEAVES: contextvars.ContextVar = contextvars.ContextVar("inherited_leaves", default=None)
+#: per-instance caches, not part of the description (pickling drops them)
+_CACHES = ("_leaves", "_cache", "_features")
 
 
 @dataclass(frozen=True)
@@ -218,7 +224,12 @@ class Mechanism(Model):
     PRIORS: ClassVar[dict] = {}
 
     def __post_init__(self):
-        leaves = self._leafmap()
+        leaves = _INHERITED_LEAVES.get()
+        if leaves is None:
+            leaves = self._leafmap()
+        else:
+            _INHERITED_LEAVES.set(None)  # only this object's: not a nested one built by check()
+        object.__setattr__(self, "_leaves", leaves)
         for name, lf in leaves.items():  # one place that checks every top-level field's type and choices
             if len(lf.path) != 1 or lf.kind == "object":
                 continue
@@ -245,7 +256,7 @@ class Mechanism(Model):
         Model.__post_init__(self)
 
     def __getstate__(self):
-        return {k: v for k, v in self.__dict__.items() if k not in ("_leaves", "_cache")}
+        return {k: v for k, v in self.__dict__.items() if k not in _CACHES}
 
     # --- leaves -----------------------------------------------------------------------
     def _leafmap(self) -> dict[str, Leaf]:
@@ -270,7 +281,19 @@ class Mechanism(Model):
     def set(self, **values) -> Mechanism:
         """A copy with leaves changed by flat name (validated again)."""
         top = self._top_changes(values)
-        return replace(self, **top) if top else self
+        return self._copy(top, values) if top else self
+
+    def _copy(self, top: dict, values: dict) -> Mechanism:
+        """``replace(self, **top)``, keeping the leaf map when the change only
+        sets leaf values of known kinds (then the fields' shape is the same)."""
+        leaves = self.leaves
+        if any(leaves[n].kind == "object" for n in values):
+            return replace(self, **top)
+        token = _INHERITED_LEAVES.set(leaves)
+        try:
+            return replace(self, **top)
+        finally:
+            _INHERITED_LEAVES.reset(token)
 
     def _top_changes(self, values: dict) -> dict:
         """Top-level field values after ``values`` (flat names), so one replace
@@ -301,11 +324,14 @@ class Mechanism(Model):
         val = self.get(name)
         if val is not None:
             return val
-        from .kernel import features
+        feats = self.__dict__.get("_features")
+        if feats is None:
+            from .kernel import features
 
-        arch = self.get("arch") if "arch" in self.leaves else "x86"
-        arch = arch.value if isinstance(arch, enum.Enum) else arch
-        feats = features(self.get("kernel"), arch or "x86")
+            arch = self.get("arch") if "arch" in self.leaves else "x86"
+            arch = arch.value if isinstance(arch, enum.Enum) else arch
+            feats = features(self.get("kernel"), arch or "x86")
+            object.__setattr__(self, "_features", feats)
         if name not in feats:
             raise ValueError(f"{name}: the kernel catalogue has no switch of that name")
         return feats[name]
@@ -326,7 +352,7 @@ class Mechanism(Model):
                 p = old[name]
                 if not (p.lower <= val <= p.upper):
                     raise ValueError(f"{name}: {val:g} is outside its bounds [{p.lower:g}, {p.upper:g}]")
-                out.append(replace(p, value=val))
+                out.append(p if p.value == val else replace(p, value=val))
                 continue
             lower, upper = k.lower, k.upper
             if not (lower <= val <= upper):
@@ -360,7 +386,7 @@ class Mechanism(Model):
         top = self._top_changes(values)
         if settings or scoped:
             top["parameters"] = new
-        return replace(self, **top) if top else self
+        return self._copy(top, values) if top else self
 
     def with_free(self, free) -> Mechanism:
         """Exactly the fields ``free`` are fitted; every other parameter is fixed."""

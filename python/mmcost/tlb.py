@@ -732,7 +732,7 @@ class TlbModel(Mechanism):
         mm_flush(self.other_round_rate_per_s)
         page_flushes(self.other_page_flush_rate_per_s, True, own=True, of_folios=False)
         r["full_flushes"] += self.natural_flush_rate_per_s  # no IPI, no broadcast
-        return TlbResult(self, _rates_frame(r), "analytic")
+        return TlbResult(self, {k: (r[k], r[k], r[k]) for k in _RATES}, "analytic")
 
     # --- as a Mechanism ----------------------------------------------------------------------
     BASE_METRICS: ClassVar = ("tlb_shootdowns", "tlb_shootdowns_per_s", "runtime_s", "tlb_overhead_pct",
@@ -756,8 +756,8 @@ class TlbModel(Mechanism):
                  "migrated_pages_per_s": "pages/s", "migration_time_s": "s", "migrator_busy_pct": "%",
                  "tlb_shootdowns_per_folio": "1/folio", "ipi_receive_us_per_folio": "us",
                  "flush_ipi_sender_us_per_folio": "us", "reclaim_us_per_page": "us"}
-        qs = [Quantity("tlb_shootdowns_per_s", res.rate("shootdowns"), "1/(CPU s)",
-                       float(res.rates.loc["shootdowns", "ci_low"]), float(res.rates.loc["shootdowns", "ci_high"])),
+        value, lo, hi = map(float, res.bounds["shootdowns"])
+        qs = [Quantity("tlb_shootdowns_per_s", value, "1/(CPU s)", lo, hi),
               Quantity("tlb_overhead_pct", 100 * res.overhead, "%", 100 * res.overhead, 100 * res.overhead)]
         qs += [Quantity(k, float(x), units.get(k, "count"), float(x), float(x)) for k, x in run.items()]
         title = f"{self.arch.value}, {self.policy.value} flushing, {self.cpus} CPUs" + (", KVM guest" if self.virtualized else "")
@@ -835,11 +835,8 @@ class TlbModel(Mechanism):
             x = np.asarray(per_rep[k], float) / horizon_s
             half = t * x.std(ddof=1) / math.sqrt(replications)
             rows[k] = (x.mean(), x.mean() - half, x.mean() + half)
-        frame = pd.DataFrame.from_dict(rows, orient="index", columns=["value", "ci_low", "ci_high"])
-        frame.index.name = "quantity"
-        frame["unit"] = [_RATES[k] for k in frame.index]
         per_cpu = d["shootdowns"].mean(axis=0) / horizon_s
-        return TlbResult(self, frame, "simulated", per_cpu_shootdowns_per_s=per_cpu,
+        return TlbResult(self, rows, "simulated", per_cpu_shootdowns_per_s=per_cpu,
                          events=float(d["events"].sum()))
 
 
@@ -933,14 +930,6 @@ _RATES = {
 }
 
 
-def _rates_frame(r: dict) -> pd.DataFrame:
-    f = pd.DataFrame({"value": [r[k] for k in _RATES]}, index=pd.Index(list(_RATES), name="quantity"))
-    f["ci_low"] = f["value"]
-    f["ci_high"] = f["value"]
-    f["unit"] = list(_RATES.values())
-    return f
-
-
 @dataclass(frozen=True)
 class TlbResult:
     """Rates from one solver, and what they cost.
@@ -954,22 +943,36 @@ class TlbResult:
     by cause; :meth:`run` gives a run's expected counters and runtime."""
 
     model: TlbModel
-    rates: pd.DataFrame
+    #: quantity -> (value, ci_low, ci_high), the quantities of ``_RATES``
+    bounds: dict
     solver: str
     per_cpu_shootdowns_per_s: np.ndarray | None = None
     events: float = 0.0
 
+    @property
+    def rates(self) -> pd.DataFrame:
+        """One row per quantity: ``value``, 99% ``ci_low``/``ci_high``, ``unit``."""
+        f = pd.DataFrame.from_dict(self.bounds, orient="index", columns=["value", "ci_low", "ci_high"])
+        f.index.name = "quantity"
+        f["unit"] = [_RATES[k] for k in f.index]
+        return f
+
     def rate(self, quantity: str) -> float:
-        return float(self.rates.loc[quantity, "value"])
+        return self.bounds[quantity][0]
 
     def _primitives(self) -> dict:
+        cached = self.__dict__.get("_primitives_cache")
+        if cached is not None:
+            return cached
         m, c = self.model, self.model.costs
         virt = m.virtualized
         exit_recv = c.vm_exit_us if virt and not c.posted_interrupts else 0.0
         pti = 2.0 if m.pti_on else 1.0
-        return dict(exit_recv=exit_recv, full_us=c.full_flush_us * pti,
-                    walk_us=c.walk_ns * 1e-3 * (c.nested_walk_factor if virt else 1.0),
-                    pv_ipi=bool(m.switch("pv_ipi")) if virt else False)
+        out = dict(exit_recv=exit_recv, full_us=c.full_flush_us * pti,
+                   walk_us=c.walk_ns * 1e-3 * (c.nested_walk_factor if virt else 1.0),
+                   pv_ipi=bool(m.switch("pv_ipi")) if virt else False)
+        object.__setattr__(self, "_primitives_cache", out)
+        return out
 
     def costs(self) -> pd.DataFrame:
         """CPU time lost per cause, as a share of one of the mms' CPUs
@@ -979,6 +982,13 @@ class TlbResult:
         sends the IPIs, runs the local flush, then waits for the remote
         handlers; the local flush overlaps the remote ones, so the sender
         waits one interrupt delivery and handler past its own flush."""
+        return pd.DataFrame({"cpu_share": self._shares()}).rename_axis("cause")
+
+    def _shares(self) -> dict[str, float]:
+        """:meth:`costs` as a dict, computed once (a result does not change)."""
+        cached = self.__dict__.get("_shares_cache")
+        if cached is not None:
+            return cached
         m, c, p = self.model, self.model.costs, self._primitives()
         n = float(m.cpus)
         refill = sum(s.refill for s in m.streams)
@@ -999,9 +1009,9 @@ class TlbResult:
                                + self.rate("invlpgb_ops") * c.invlpgb_us + self.rate("tlbsyncs") * c.tlbsync_us),
         }
         scale = n / m.busy_cpus
-        out = pd.DataFrame({"cpu_share": {k: x * scale / US_PER_S for k, x in us.items()}})
-        out.index.name = "cause"
-        return out
+        shares = {k: x * scale / US_PER_S for k, x in us.items()}
+        object.__setattr__(self, "_shares_cache", shares)
+        return shares
 
     def _pollution_share(self, stream: TlbStream | None = None) -> float:
         """Share of an IPI's evictions that hit ``stream``'s live entries (all
@@ -1023,7 +1033,7 @@ class TlbResult:
     @property
     def overhead(self) -> float:
         """Fraction of each of the mms' CPUs lost to TLB maintenance."""
-        return float(self.costs()["cpu_share"].sum())
+        return float(sum(self._shares().values()))
 
     @property
     def saturated(self) -> bool:
