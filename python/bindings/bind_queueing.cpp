@@ -17,14 +17,19 @@ using namespace pybind11::literals;
 void bind_queueing(py::module_& m) {
   py::class_<q::MvaResult>(m, "MvaResult")
       .def_readonly("throughput", &q::MvaResult::throughput)
-      .def_readonly("response_time", &q::MvaResult::response_time)
-      .def_readonly("utilization", &q::MvaResult::utilization)
-      .def_readonly("queue_length", &q::MvaResult::queue_length)
-      .def_readonly("residence_time", &q::MvaResult::residence_time);
+      .def_readonly("queue_length", &q::MvaResult::queue_length);
   m.def("mva", &q::mva, "service_times"_a, "visits"_a, "think_time"_a, "population"_a,
         "scv"_a = std::vector<double>{},
         py::call_guard<py::gil_scoped_release>(),
-        "Exact single-class MVA (Reiser & Lavenberg 1980); rows are populations 1..N.");
+        "Exact single-class MVA (Reiser & Lavenberg 1980): X(n) and Q_k(n), rows are populations 1..N.");
+  py::class_<q::MvaTop>(m, "MvaTop")
+      .def_readonly("throughput", &q::MvaTop::throughput)
+      .def_readonly("throughput_before", &q::MvaTop::throughput_before)
+      .def_readonly("queue_length", &q::MvaTop::queue_length);
+  m.def("mva_top", &q::mva_top, "service_times"_a, "visits"_a, "think_time"_a, "population"_a,
+        "scv"_a = std::vector<double>{},
+        py::call_guard<py::gil_scoped_release>(),
+        "The MVA recursion keeping X(N), X(N-1) and Q_k(N) only (O(K) memory).");
 
   py::class_<q::BirthDeathResult>(m, "BirthDeathResult")
       .def_readonly("probabilities", &q::BirthDeathResult::probabilities)

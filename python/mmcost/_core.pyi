@@ -8,10 +8,12 @@ import numpy.typing as npt
 class queueing:
     class MvaResult:
         throughput: npt.NDArray[np.float64]  # (N,) cycles per time unit
-        response_time: npt.NDArray[np.float64]  # (N,) time per cycle outside think
-        utilization: npt.NDArray[np.float64]  # (N, K)
         queue_length: npt.NDArray[np.float64]  # (N, K) customers
-        residence_time: npt.NDArray[np.float64]  # (N, K) time per cycle
+
+    class MvaTop:
+        throughput: float  # X(N)
+        throughput_before: float  # X(N-1), 0 for N = 1
+        queue_length: npt.NDArray[np.float64]  # (K,) Q_k(N)
 
     class BirthDeathResult:
         probabilities: npt.NDArray[np.float64]  # (N+1,)
@@ -34,6 +36,14 @@ class queueing:
         population: int,
         scv: Sequence[float] = ...,
     ) -> queueing.MvaResult: ...
+    @staticmethod
+    def mva_top(
+        service_times: Sequence[float],
+        visits: Sequence[float],
+        think_time: float,
+        population: int,
+        scv: Sequence[float] = ...,
+    ) -> queueing.MvaTop: ...
     @staticmethod
     def birth_death(arrival_rates: Sequence[float], service_rates: Sequence[float]) -> queueing.BirthDeathResult: ...
     @staticmethod

@@ -144,23 +144,61 @@ class Critical:
     irq_disabled: bool = False
 
 
+#: LockResult's columns, in order
+_LOCK_COLUMNS = ["acquisitions_per_s", "contended_per_s", "contended_pct", "wait_avg_us", "wait_total_us_per_s",
+                 "wait_max_us", "utilization"]
+_SITE_COLUMNS = ["lock", "acquisitions_per_s", "contended_per_s", "wait_avg_us", "wait_total_us_per_s", "wait_max_us",
+                 "wait_sd_us", "spin_share_pct"]
+
+
 @dataclass(frozen=True)
 class LockResult:
     """Solver output. ``system``: throughput; ``locks``: per lock; ``sites``:
-    per call site. Simulated results add ``<column>_ci99`` half-widths."""
+    per call site. Simulated results add ``<column>_ci99`` half-widths.
 
-    system: pd.Series
-    locks: pd.DataFrame
-    sites: pd.DataFrame
+    The numbers are kept as dicts (``system_values``, ``lock_values[lock]``,
+    ``site_values[site]``); the pandas views are built when first read, so a
+    fit's thousands of solves never build a frame."""
+
+    system_values: dict
+    lock_values: dict
+    site_values: dict
     solver: str
 
+    @property
+    def throughput_per_s(self) -> float:
+        return self.system_values["throughput_per_s"]
+
+    def _cached(self, name, build):
+        if name not in self.__dict__:
+            object.__setattr__(self, name, build())
+        return self.__dict__[name]
+
+    @property
+    def system(self) -> pd.Series:
+        return self._cached("_system", lambda: pd.Series(self.system_values, dtype=float))
+
+    @property
+    def locks(self) -> pd.DataFrame:
+        return self._cached("_locks", lambda: self._frame(self.lock_values, "lock", _LOCK_COLUMNS))
+
+    @property
+    def sites(self) -> pd.DataFrame:
+        return self._cached("_sites", lambda: self._frame(self.site_values, "site", _SITE_COLUMNS))
+
+    @staticmethod
+    def _frame(values: dict, index: str, columns: list) -> pd.DataFrame:
+        extra = [c for row in values.values() for c in row if c not in columns]
+        cols = columns + list(dict.fromkeys(extra))
+        return pd.DataFrame([{index: k, **row} for k, row in values.items()], columns=[index, *cols]).set_index(index)
+
     def __repr__(self) -> str:
-        return (f"LockResult ({self.solver}): {self.system['throughput_per_s']:.6g} ops/s\n"
+        return (f"LockResult ({self.solver}): {self.throughput_per_s:.6g} ops/s\n"
                 f"{self.locks.to_string()}\n{self.sites.to_string()}")
 
     def _repr_html_(self) -> str:
-        return (f"<p><b>{self.solver}</b>: {self.system['throughput_per_s']:.6g} operations/s on "
-                f"{int(self.system['cpus'])} CPUs</p><p>per lock</p>{self.locks._repr_html_()}"
+        return (f"<p><b>{self.solver}</b>: {self.throughput_per_s:.6g} operations/s on "
+                f"{int(self.system_values['cpus'])} CPUs</p><p>per lock</p>{self.locks._repr_html_()}"
                 f"<p>per call site</p>{self.sites._repr_html_()}")
 
 
@@ -297,17 +335,19 @@ class LockSystem(Mechanism):
         # a lock of K partitions is K stations, each visited 1/K as often; "<name>" is the first
         parts = [lk.partitions for lk in used]
         names = [lk.name if k == 0 else f"{lk.name}#{k}" for lk in used for k in range(lk.partitions)]
-        df = queueing.mva([s for s, k in zip(service, parts) for _ in range(k)], self.think_us, self.cpus,
-                          visits=[v / k for v, k in zip(visits, parts) for _ in range(k)], stations=names,
-                          scv=[c for c, k in zip(scv, parts) for _ in range(k)])
-        top = df.iloc[-1]
-        x = top["throughput"]
+        # only population N is read (and N-1's throughput): the core keeps O(K), not an N x K table
+        top = _core.queueing.mva_top([s for s, k in zip(service, parts) for _ in range(k)],
+                                     [v / k for v, k in zip(visits, parts) for _ in range(k)], float(self.think_us),
+                                     int(self.cpus), [c for c, k in zip(scv, parts) for _ in range(k)])
+        x = top.throughput
+        first = {lk.name: names.index(lk.name) for lk in used}  # "<name>" is partition 0
         per_lock, per_site = {}, {}
         for lk, vis, s in zip(used, visits, service):
-            util = top[f"utilization_{lk.name}"]
-            wait = top[f"residence_time_{lk.name}"] / (vis / lk.partitions) - s
+            demand = s * vis / lk.partitions
+            util = x * demand
+            wait = top.queue_length[first[lk.name]] / x / (vis / lk.partitions) - s
             # arrival theorem: a request sees the lock as the other N-1 CPUs keep it
-            busy_seen = df[f"utilization_{lk.name}"].iloc[-2] if self.cpus > 1 else 0.0
+            busy_seen = top.throughput_before * demand
             per_lock[lk.name] = dict(acquisitions=x * vis, contended=x * vis * busy_seen, wait=wait, util=util)
             for c in self.critical:
                 if c.lock == lk.name:
@@ -334,27 +374,26 @@ class LockSystem(Mechanism):
         per_site = {c.site: dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=waiting / x)}
         return self._result(x, per_lock, per_site, "analytic")
 
-    def _result(self, x_per_us, per_lock, per_site, solver, ci=None) -> LockResult:
-        system = pd.Series({"throughput_per_s": x_per_us * US_PER_S, "cpus": self.cpus})
-        locks = pd.DataFrame(
-            [dict(lock=k, acquisitions_per_s=d["acquisitions"] * US_PER_S, contended_per_s=d["contended"] * US_PER_S,
-                  contended_pct=100 * d["contended"] / d["acquisitions"] if d["acquisitions"] else 0.0,
-                  wait_avg_us=d["wait"], wait_total_us_per_s=d["wait"] * d["acquisitions"] * US_PER_S,
-                  wait_max_us=d.get("wait_max", math.nan), utilization=d["util"]) for k, d in per_lock.items()],
-            columns=["lock", "acquisitions_per_s", "contended_per_s", "contended_pct", "wait_avg_us",
-                     "wait_total_us_per_s", "wait_max_us", "utilization"]).set_index("lock")
-        sites = pd.DataFrame(
-            [dict(site=k, lock=d["lock"], acquisitions_per_s=d["acquisitions"] * US_PER_S,
-                  contended_per_s=d["contended"] * US_PER_S, wait_avg_us=d["wait"],
-                  wait_total_us_per_s=d["wait"] * d["acquisitions"] * US_PER_S, wait_max_us=d.get("wait_max", math.nan),
-                  wait_sd_us=d.get("wait_sd", math.nan),
-                  spin_share_pct=100 * d["wait"] * d["acquisitions"] / self.cpus) for k, d in per_site.items()],
-            columns=["site", "lock", "acquisitions_per_s", "contended_per_s", "wait_avg_us", "wait_total_us_per_s",
-                     "wait_max_us", "wait_sd_us", "spin_share_pct"]).set_index("site")
+    def _result(self, x_per_us, per_lock, per_site, solver, ci=None, events=None) -> LockResult:
+        system = {"throughput_per_s": x_per_us * US_PER_S, "cpus": float(self.cpus)}
+        locks = {k: dict(acquisitions_per_s=d["acquisitions"] * US_PER_S, contended_per_s=d["contended"] * US_PER_S,
+                         contended_pct=100 * d["contended"] / d["acquisitions"] if d["acquisitions"] else 0.0,
+                         wait_avg_us=d["wait"], wait_total_us_per_s=d["wait"] * d["acquisitions"] * US_PER_S,
+                         wait_max_us=d.get("wait_max", math.nan), utilization=d["util"]) for k, d in per_lock.items()}
+        sites = {k: dict(lock=d["lock"], acquisitions_per_s=d["acquisitions"] * US_PER_S,
+                         contended_per_s=d["contended"] * US_PER_S, wait_avg_us=d["wait"],
+                         wait_total_us_per_s=d["wait"] * d["acquisitions"] * US_PER_S,
+                         wait_max_us=d.get("wait_max", math.nan), wait_sd_us=d.get("wait_sd", math.nan),
+                         spin_share_pct=100 * d["wait"] * d["acquisitions"] / self.cpus) for k, d in per_site.items()}
         if ci is not None:
-            for name, frame in (("system", system), ("locks", locks), ("sites", sites)):
-                for col, half in ci[name].items():
-                    frame[f"{col}_ci99"] = half
+            for col, half in ci["system"].items():
+                system[f"{col}_ci99"] = float(half)
+            for name, rows in (("locks", locks), ("sites", sites)):
+                for col, halves in ci[name].items():
+                    for row, h in zip(rows.values(), np.broadcast_to(halves, len(rows))):
+                        row[f"{col}_ci99"] = float(h)
+        if events is not None:
+            system["events"] = events
         return LockResult(system, locks, sites, solver)
 
     def usl_comparison(self, cpus=range(1, 65), fit_cpus=None):
@@ -374,7 +413,7 @@ class LockSystem(Mechanism):
         if len(ns) < 4:
             raise ValueError("cpus must hold at least 4 CPU counts")
         fit_ns = set(ns[: len(ns) // 2] if fit_cpus is None else [v.count("fit_cpus", n) for n in fit_cpus])
-        x = np.array([replace(self, cpus=n).analytic().system["throughput_per_s"] for n in ns])
+        x = np.array([replace(self, cpus=n).analytic().throughput_per_s for n in ns])
         frame = pd.DataFrame({"cpus": ns, "metric": "throughput_per_s", "value": x, "stddev_pct": 1.0})
         fit = UslModel(metric="throughput_per_s", n_column="cpus").fit(frame[frame["cpus"].isin(fit_ns)])
         frame["usl_per_s"] = fit.model.evaluate(frame)
@@ -390,10 +429,10 @@ class LockSystem(Mechanism):
         if solver not in ("analytic", "simulated"):
             raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
         res = self.analytic() if solver == "analytic" else self.simulate(**simulate_kwargs)
-        x = float(res.system["throughput_per_s"])
-        half = float(res.system.get("throughput_per_s_ci99", 0.0))
+        x = float(res.throughput_per_s)
+        half = float(res.system_values.get("throughput_per_s_ci99", 0.0))
         qs = [Quantity("operations_per_s", x, "1/s", x - half, x + half)]
-        for lock, r in res.locks.iterrows():
+        for lock, r in res.lock_values.items():
             qs += [Quantity(f"{lock}.{col}", float(r[col]), unit, float(r[col]), float(r[col]))
                    for col, unit in (("wait_avg_us", "us"), ("contended_pct", "%"), ("utilization", "1"))]
         title = f"{self.cpus} CPUs, locks {[lk.name for lk in self.locks]}"
@@ -412,16 +451,16 @@ class LockSystem(Mechanism):
         if metric == "cycles_share_pct":
             if "call_site" not in rows.columns:
                 raise ValueError("cycles_share_pct rows need a call_site column")
-            return np.array([float(res.sites.loc[c, "spin_share_pct"]) if c in res.sites.index else 0.0
+            return np.array([float(res.site_values[c]["spin_share_pct"]) if c in res.site_values else 0.0
                              for c in rows["call_site"]])
         col = self._LOCK_COLUMNS[metric]
         out = []
         for r in rows.itertuples():
             site, lock = getattr(r, "call_site", None), getattr(r, "lock", None)
-            if isinstance(site, str) and site in res.sites.index and col in res.sites.columns:
-                out.append(float(res.sites.loc[site, col]))
-            elif isinstance(lock, str) and lock in res.locks.index:
-                out.append(float(res.locks.loc[lock, col]))
+            if isinstance(site, str) and site in res.site_values and col in res.site_values[site]:
+                out.append(float(res.site_values[site][col]))
+            elif isinstance(lock, str) and lock in res.lock_values:
+                out.append(float(res.lock_values[lock][col]))
             else:
                 raise ValueError(f"{metric} rows need a lock column naming one of {list(res.locks.index)} "
                                  f"(or a call_site of {list(res.sites.index)})")
@@ -511,6 +550,4 @@ class LockSystem(Mechanism):
         ci = {"system": {"throughput_per_s": x_ci * US_PER_S},
               "locks": {columns[k]: np.array([h[k] for h in lock_ci]) for k in ("acquisitions", "contended", "wait", "util")},
               "sites": {columns[k]: np.array([h[k] for h in site_ci]) for k in ("acquisitions", "wait", "share")}}
-        res = self._result(x, per_lock, per_site, "simulate", ci)
-        res.system["events"] = float(d["events"].sum())
-        return res
+        return self._result(x, per_lock, per_site, "simulate", ci, events=float(d["events"].sum()))

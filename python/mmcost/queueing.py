@@ -77,13 +77,16 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
         v.same_length("demands", s, "scv", c2)
     r = _core.queueing.mva(s.tolist(), vis.tolist(), z, n, list(c2))
 
+    # the core keeps X(n) and Q_k(n); U_k = X D_k and R_k = Q_k / X (Little) follow
+    x, qlen = r.throughput, r.queue_length
+    residence = qlen / x[:, None]
     index = pd.RangeIndex(1, n + 1, name="population")
-    cols: dict[str, np.ndarray] = {"throughput": r.throughput, "response_time": r.response_time}
+    cols: dict[str, np.ndarray] = {"throughput": x, "response_time": residence.sum(axis=1)}
     for k, name in enumerate(names):
-        cols[f"utilization_{name}"] = r.utilization[:, k]
-        cols[f"queue_length_{name}"] = r.queue_length[:, k]
-        cols[f"residence_time_{name}"] = r.residence_time[:, k]
-        cols[f"throughput_{name}"] = r.throughput * vis[k]
+        cols[f"utilization_{name}"] = x * (s[k] * vis[k])
+        cols[f"queue_length_{name}"] = qlen[:, k]
+        cols[f"residence_time_{name}"] = residence[:, k]
+        cols[f"throughput_{name}"] = x * vis[k]
     return pd.DataFrame(cols, index=index)
 
 

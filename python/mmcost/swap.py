@@ -740,7 +740,7 @@ class SwapModel(Mechanism):
 
             def excess(share):
                 net, _, _ = self._network_at(share, d_direct, d_k, kib)
-                return min(1.0, capacity / float(net.analytic().system["throughput_per_s"])) - share
+                return min(1.0, capacity / float(net.analytic().throughput_per_s)) - share
 
             from scipy.optimize import brentq  # here, not at import: mmcost.swap stays quick to import
 
@@ -860,9 +860,9 @@ class SwapModel(Mechanism):
             # function, by Brent's method between no sleep and the sleep at the unthrottled rate
             def excess(sleep):
                 trial = self._network_at(k, d_direct, d_kswapd, kib, sleep)[0]
-                return self._throttled_us(k, d, float(trial.analytic().system["throughput_per_s"])) - sleep
+                return self._throttled_us(k, d, float(trial.analytic().throughput_per_s)) - sleep
 
-            hi = self._throttled_us(k, d, float(net.analytic().system["throughput_per_s"]))
+            hi = self._throttled_us(k, d, float(net.analytic().throughput_per_s))
             if hi > 0:
                 from scipy.optimize import brentq
 
@@ -908,7 +908,7 @@ class SwapModel(Mechanism):
     def _exit_time_s(self) -> tuple[float, float]:
         """(seconds from the writers' last store to their exit, CPU seconds it costs)."""
         net = self.exit_system()
-        x = float(net.analytic().system["throughput_per_s"])  # entries freed per second, all processes
+        x = float(net.analytic().throughput_per_s)  # entries freed per second, all processes
         entries = self._swapped_share() * self.written_bytes / 4096
         t = entries / x / self.build_factor
         return t, t * net.cpus
@@ -922,16 +922,16 @@ class SwapModel(Mechanism):
             raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
         net, kib, info = self._network()
         res = net.analytic() if solver == "analytic" else net.simulate(**simulate_kwargs)
-        x = float(res.system["throughput_per_s"]) * self.build_factor  # folios swapped per second
-        half = float(res.system.get("throughput_per_s_ci99", 0.0)) / x * self.build_factor if x > 0 else 0.0
+        x = float(res.throughput_per_s) * self.build_factor  # folios swapped per second
+        half = float(res.system_values.get("throughput_per_s_ci99", 0.0)) / x * self.build_factor if x > 0 else 0.0
         s = info["swapped_share"]
         swapout = x * kib
         per_proc = swapout / s / self.processes
         loop = self.bytes_per_process / 1024 / per_proc  # the write loop, which usemem's throughput times
         exit_s, exit_cpu = self._exit_time_s()
         at_device = 0.0  # writers waiting for the block device, off-CPU (Little's law)
-        if "device" in res.locks.index:
-            row = res.locks.loc["device"]
+        if "device" in res.lock_values:
+            row = res.lock_values["device"]
             at_device = (row["wait_avg_us"] + info["device_us"]) * row["acquisitions_per_s"] / 1e6
         # kswapd's CPU is no writer's: time(1) leaves it out, and where kswapd shares the writers' CPUs it
         # takes that time from them
@@ -957,10 +957,10 @@ class SwapModel(Mechanism):
 
     def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
         if metric == "cycles_share_pct":
-            sites = result.details["locks"].sites
+            sites = result.details["locks"].site_values
             if "call_site" not in rows.columns:
                 raise ValueError("cycles_share_pct rows need a call_site column")
-            return np.array([float(sites.loc[site_of(c), "spin_share_pct"]) if site_of(c) in sites.index else 0.0
+            return np.array([float(sites[site_of(c)]["spin_share_pct"]) if site_of(c) in sites else 0.0
                              for c in rows["call_site"]])
         return np.full(len(rows), result[metric])
 

@@ -133,12 +133,12 @@ def global_lock(n: int, hold_s: float, other_s: float, solver: str = "analytic",
     system = LockSystem(int(n), (Lock("si_lock"),), (Work(Dist.exponential(other_s * us)),
                                                      Critical("si_lock", "si_lock", Dist.exponential(hold_s * us))))
     res = system.analytic() if solver == "analytic" else system.simulate(**simulate_kwargs)
-    rate = res.system["throughput_per_s"]  # cycles per second
+    rate = res.throughput_per_s  # cycles per second
     real = PAGES / rate
-    lock = res.locks.iloc[0]
+    lock = res.lock_values["si_lock"]
     spinning = lock["wait_total_us_per_s"] / 1e6  # CPU-us spun per us
     out = dict(wait_total_s=spinning * real, real_s=real, utilization=float(lock["utilization"]),
                busy_seen=float(lock["contended_pct"]) / 100, spinning=float(spinning))
     if solver == "simulated":
-        out["real_s_ci99"] = real * res.system["throughput_per_s_ci99"] / rate
+        out["real_s_ci99"] = real * res.system_values["throughput_per_s_ci99"] / rate
     return out

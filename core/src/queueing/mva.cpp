@@ -1,11 +1,18 @@
 #include "mmcost/queueing/mva.hpp"
 
+#include <cmath>
+
 #include "mmcost/errors.hpp"
 
 namespace mmcost::queueing {
 
-MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits,
-              double think_time, long population, const std::vector<double>& scv) {
+namespace {
+
+// Checks, then runs the recursion, handing each population's X(n) and Q(n)
+// to `row` (the full table stores them, mva_top keeps the last).
+template <class Row>
+void recurse(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
+             long population, const std::vector<double>& scv, Row&& row) {
   check::not_empty("demands", service_times.size());
   check::same_length("demands", service_times.size(), "visits", visits.size());
   check::all_finite_nonnegative("demands", service_times);
@@ -18,48 +25,71 @@ MvaResult mva(const std::vector<double>& service_times, const std::vector<double
   if (population < 1) throw InvalidArgument("population must be >= 1");
 
   const Eigen::Index K = static_cast<Eigen::Index>(service_times.size());
-  const Eigen::Index N = static_cast<Eigen::Index>(population);
   Eigen::VectorXd demand(K);
-  for (Eigen::Index k = 0; k < K; ++k) demand[k] = service_times[k] * visits[k];
+  for (Eigen::Index k = 0; k < K; ++k) {
+    demand[k] = service_times[k] * visits[k];
+    if (!std::isfinite(demand[k]))
+      throw InvalidArgument(check::indexed("demands", static_cast<std::size_t>(k)) +
+                            " x visits overflows a double");
+  }
   if (think_time == 0.0 && demand.sum() == 0.0)
     throw InvalidArgument("demands and think_time are all zero: the cycle time is zero");
-
-  MvaResult r;
-  r.throughput.resize(N);
-  r.response_time.resize(N);
-  r.utilization.resize(N, K);
-  r.queue_length.resize(N, K);
-  r.residence_time.resize(N, K);
 
   bool approximate = false;
   for (double c2 : scv) approximate = approximate || c2 != 1.0;
   const double dmax = demand.maxCoeff();
-  Eigen::VectorXd q = Eigen::VectorXd::Zero(K);  // Q_k(n-1)
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(K);  // Q_k(n-1), then Q_k(n)
   Eigen::VectorXd u = Eigen::VectorXd::Zero(K);  // per-visit busy probability at n-1
-  for (Eigen::Index n = 1; n <= N; ++n) {
-    const Eigen::Index row = n - 1;
+  Eigen::VectorXd r(K);
+  for (long n = 1; n <= population; ++n) {
     double cycle = 0.0;
     for (Eigen::Index k = 0; k < K; ++k) {
       const double c2 = scv.empty() ? 1.0 : scv[static_cast<std::size_t>(k)];
-      const double rk = demand[k] * (1.0 + q[k] - u[k] + u[k] * 0.5 * (1.0 + c2));
-      r.residence_time(row, k) = rk;
-      cycle += rk;
+      r[k] = demand[k] * (1.0 + q[k] - u[k] + u[k] * 0.5 * (1.0 + c2));
+      cycle += r[k];
     }
     double x = static_cast<double>(n) / (think_time + cycle);
     // The residual-life approximation (scv != 1) can overshoot the
     // bottleneck bound near saturation; clamp to X <= 1 / D_max
     // (Denning & Buzen, Computing Surveys 10(3), 1978). Exact runs never hit it.
     if (approximate && dmax > 0.0 && x * dmax > 1.0) x = 1.0 / dmax;
-    r.throughput[row] = x;
-    r.response_time[row] = cycle;
-    for (Eigen::Index k = 0; k < K; ++k) {
-      q[k] = x * r.residence_time(row, k);
-      r.queue_length(row, k) = q[k];
-      r.utilization(row, k) = x * demand[k];
-      u[k] = x * demand[k];
-    }
+    if (!std::isfinite(x) || !std::isfinite(cycle))
+      throw NumericalError("mva: the cycle time overflows a double at population " + std::to_string(n) +
+                           " (demands x population too large)");
+    q = x * r;
+    u = x * demand;
+    row(n, x, q);
   }
-  return r;
+}
+
+}  // namespace
+
+MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
+              long population, const std::vector<double>& scv) {
+  MvaResult res;
+  if (population >= 1) {
+    res.throughput.resize(population);
+    res.queue_length.resize(population, static_cast<Eigen::Index>(service_times.size()));
+  }
+  recurse(service_times, visits, think_time, population, scv, [&](long n, double x, const Eigen::VectorXd& q) {
+    res.throughput[n - 1] = x;
+    res.queue_length.row(n - 1) = q.transpose();
+  });
+  return res;
+}
+
+MvaTop mva_top(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
+               long population, const std::vector<double>& scv) {
+  MvaTop top;
+  recurse(service_times, visits, think_time, population, scv, [&](long n, double x, const Eigen::VectorXd& q) {
+    if (n == population) {
+      top.throughput = x;
+      top.queue_length = q;
+    } else if (n == population - 1) {
+      top.throughput_before = x;
+    }
+  });
+  return top;
 }
 
 }  // namespace mmcost::queueing

@@ -8,13 +8,20 @@ namespace mmcost::queueing {
 
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// Every quantity for every population n = 1..N (row n-1).
+// The recursion's own state for every population n = 1..N (row n-1). The
+// rest follows from it, so it is not stored (one N x K matrix, not three):
+// U_k(n) = X(n) D_k, R_k(n) = Q_k(n) / X(n), R(n) = sum_k R_k(n).
 struct MvaResult {
-  Eigen::VectorXd throughput;     // X(n): cycles per time unit
-  Eigen::VectorXd response_time;  // R(n) = sum_k R_k(n): time per cycle outside think
-  RowMatrix utilization;          // U_k(n) = X(n) V_k S_k
-  RowMatrix queue_length;         // Q_k(n): mean customers at station k
-  RowMatrix residence_time;       // R_k(n) = V_k S_k (1 + Q_k(n-1)), per cycle
+  Eigen::VectorXd throughput;  // X(n): cycles per time unit
+  RowMatrix queue_length;      // Q_k(n): mean customers at station k
+};
+
+// What a caller at one population reads: X(N), X(N-1) (the arrival theorem's
+// view of the other N-1 customers; 0 for N = 1) and Q_k(N). O(K) memory.
+struct MvaTop {
+  double throughput = 0.0;
+  double throughput_before = 0.0;
+  Eigen::VectorXd queue_length;
 };
 
 // K single-server FCFS stations with exponential service (product form),
@@ -25,7 +32,8 @@ struct MvaResult {
 // Algorithm: Reiser & Lavenberg, "Mean-Value Analysis of Closed Multichain
 // Queuing Networks", JACM 27(2), 1980; the arrival theorem gives
 // R_k(n) = D_k (1 + Q_k(n-1)), X(n) = n / (Z + sum_k R_k(n)), Q_k(n) = X(n) R_k(n).
-// O(N K) time; throws InvalidArgument on bad input.
+// O(N K) time; throws InvalidArgument on bad input, NumericalError when a
+// finite input overflows.
 //
 // scv[k] (squared coefficient of variation of the service time, default 1)
 // extends the recursion to non-exponential FCFS service with the
@@ -38,5 +46,9 @@ struct MvaResult {
 // the throughput clamped to the bottleneck bound 1 / max_k D_k.
 MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits,
               double think_time, long population, const std::vector<double>& scv = {});
+
+// The same recursion keeping only population N (and X(N-1)).
+MvaTop mva_top(const std::vector<double>& service_times, const std::vector<double>& visits,
+               double think_time, long population, const std::vector<double>& scv = {});
 
 }  // namespace mmcost::queueing
