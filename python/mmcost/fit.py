@@ -94,8 +94,10 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     upper = np.array([p.upper for p in free])
     priors = [(k, p.prior) for k, p in enumerate(free) if p.prior is not None]
 
+    plan = model.plan(df)
+
     def residuals(theta):
-        pred = model.evaluate(df, dict(zip(names, theta)))
+        pred = plan(dict(zip(names, theta)))
         r = (pred - measured) / sigma
         if priors:
             r = np.concatenate([r, [(theta[k] - pr.value) / pr.width for k, pr in priors]])
@@ -105,7 +107,7 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     if not res.success:
         raise RuntimeError(f"{model.name}: the fit did not converge: {res.message}")
     best = dict(zip(names, map(float, res.x)))
-    pred = model.evaluate(df, best)
+    pred = plan(best)
     chi2 = float(np.sum(((pred - measured) / sigma) ** 2))
     dof = len(df) + len(priors) - len(names)
     if absolute_sigma is None:  # known sigma only when every row published one
@@ -250,12 +252,13 @@ class FitResult:
         if not isinstance(n_samples, int) or n_samples < 2:
             raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
         rows = configs.reset_index(drop=True)
-        best = self.model.evaluate(rows)
+        plan = self.model.plan(rows)
+        best = plan()
         draws = self.sample_params(n_samples, seed, method, fixed_priors)
         rng = np.random.default_rng([1, *np.atleast_1d(seed)])
         preds = np.empty((n_samples, len(rows)))
         for i, theta in enumerate(draws.to_dict("records")):
-            preds[i] = self.model.evaluate(rows, theta)
+            preds[i] = plan(theta)
             mc = self.model.mc_stderr(rows, {**self.model.values(), **theta})
             if mc is not None:
                 preds[i] += rng.normal(0.0, mc)

@@ -490,34 +490,50 @@ class Mechanism(Model):
             cache[key] = (cfg, cfg.solve())
         return cache[key]
 
-    def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
-        base = self
-        changed = {k: v for k, v in p.items() if k in self.leaves and self.get(k) != v}
-        if changed:
-            base = self.set(**changed)
+    def prepare(self, metric, rows: pd.DataFrame):
+        """Rows grouped by their overrides (the leaf and ``variant`` columns):
+        each distinct configuration is configured and solved once per
+        parameter set."""
+        scoped = any(SCOPE in n for n in self.params)
+        cols = [c for c in rows.columns if c in self.leaves or (c == "variant" and (self.variants or scoped))]
+        if not cols:
+            groups = {(): list(range(len(rows)))}
+        else:
+            cells = rows[cols].astype(object).to_numpy()
+            groups = {}
+            for i, row in enumerate(cells):
+                key = tuple(None if missing(x) else (x.item() if isinstance(x, np.generic) else x) for x in row)
+                groups.setdefault(key, []).append(i)
+        out = []
+        for key, idx in groups.items():
+            idx = np.asarray(idx, dtype=int)
+            out.append((key, dict(zip(cols, key)), idx, rows.iloc[idx]))
+        return len(rows), out
+
+    def context(self, p):
+        """The mechanism at ``p`` (solved configurations are cached on it) and
+        the per-variant parameters by variant."""
+        changed = {k: x for k, x in p.items() if k in self.leaves and self.get(k) != x}
+        base = self.set(**changed) if changed else self
         scoped: dict = {}
         for name, val in p.items():
             if SCOPE in name:
                 leaf, _, variant = name.partition(SCOPE)
                 scoped.setdefault(variant, {})[leaf] = val
-        cols = [c for c in rows.columns if c in base.leaves or (c == "variant" and (base.variants or scoped))]
-        out = np.empty(len(rows))
-        if not cols:
-            groups = {(): np.arange(len(rows))}
-        else:
-            cells = rows[cols].astype(object).to_numpy()
-            groups: dict = {}
-            for i, row in enumerate(cells):
-                key = tuple(None if missing(x) else (x.item() if isinstance(x, np.generic) else x) for x in row)
-                groups.setdefault(key, []).append(i)
-        for key, idx in groups.items():
-            idx = np.asarray(idx, dtype=int)
-            over = dict(zip(cols, key))
+        return base, scoped
+
+    def predict_prepared(self, metric, prepared, p, context) -> np.ndarray:
+        base, scoped = context
+        n, groups = prepared
+        out = np.empty(n)
+        for key, over, idx, sub in groups:
             extra = {k: x for k, x in scoped.get(over.get("variant"), {}).items() if missing(over.get(k))}
-            over.update(extra)
-            cfg, res = base._solved(key + tuple(sorted(extra.items())), over)
-            out[idx] = np.asarray(cfg.metric_value(res, metric, rows.iloc[idx]), dtype=float)
+            cfg, res = base._solved(key + tuple(sorted(extra.items())), {**over, **extra})
+            out[idx] = np.asarray(cfg.metric_value(res, metric, sub), dtype=float)
         return out
+
+    def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
+        return self.predict_prepared(metric, self.prepare(metric, rows), p, self.context(p))
 
     def describe(self) -> pd.DataFrame:
         """Every field: its value, kind, unit, bounds, whether it is fitted, its prior and doc."""

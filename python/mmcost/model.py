@@ -69,6 +69,32 @@ def config_value(row, column: str, default):
     return val
 
 
+class Plan:
+    """A frame's evaluation at any parameter set (see :meth:`Model.plan`)."""
+
+    def __init__(self, model: Model, metrics: np.ndarray, parts: list):
+        self.model, self._metrics, self._parts = model, metrics, parts
+
+    def __len__(self) -> int:
+        return len(self._metrics)
+
+    def __call__(self, params: dict[str, float] | None = None) -> np.ndarray:
+        m = self.model
+        p = m.values() if params is None else {**m.values(), **params}
+        ctx = m.context(p)
+        out = np.full(len(self._metrics), np.nan)
+        for idx, metric, now, ref in self._parts:
+            x = np.asarray(m.predict_prepared(metric, now, p, ctx), dtype=float)
+            if ref is not None:
+                x = 100.0 * (x / np.asarray(m.predict_prepared(metric, ref, p, ctx), dtype=float) - 1.0)
+            out[idx] = x
+        bad = ~np.isfinite(out)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{m.name} gave a non-finite prediction for row {i} ({self._metrics[i]}) at {p}")
+        return out
+
+
 @dataclass(frozen=True)
 class Model:
     """Base class. Subclasses define ``name``, the default ``parameters`` (as a
@@ -141,41 +167,56 @@ class Model:
     def evaluate(self, configs: pd.DataFrame, params: dict[str, float] | None = None) -> np.ndarray:
         """Predicted value of each row's ``metric`` at ``params`` (default: the
         model's current values), as a float array aligned with the rows."""
+        return self.plan(configs)(params)
+
+    def plan(self, configs: pd.DataFrame) -> Plan:
+        """:meth:`evaluate` of ``configs`` split into the work done once per
+        frame (grouping rows by metric and configuration, the baseline rows of
+        changes) and the work done per parameter set: ``plan(params)``. A fit,
+        a band or a bootstrap evaluates one frame at hundreds of parameter
+        sets, so the frame is read once."""
         if not isinstance(configs, pd.DataFrame):
             raise TypeError(f"configs must be a pandas DataFrame, got {type(configs).__name__}")
         if "metric" not in configs.columns:
             raise ValueError("configs needs a 'metric' column naming what to predict in each row")
-        p = self.values() if params is None else {**self.values(), **params}
         rows = configs.reset_index(drop=True)
-        out = np.full(len(rows), np.nan)
+        parts = []
         for metric, idx in rows.groupby("metric", sort=False).groups.items():
             idx = np.asarray(idx)
             part = rows.loc[idx]
             if not self.supports(metric):
                 raise ValueError(f"{self.name} does not predict metric {metric!r}; it predicts {list(self.METRICS)}")
             if metric.endswith(vocabulary.CHANGE_SUFFIX):
-                out[idx] = self._change_pct(metric.removesuffix(vocabulary.CHANGE_SUFFIX), part, p)
+                base = metric.removesuffix(vocabulary.CHANGE_SUFFIX)
+                parts.append((idx, base, self.prepare(base, part), self.prepare(base, self._reference_rows(base, part))))
             else:
-                out[idx] = np.asarray(self.predict_metric(metric, part, p), dtype=float)
-        bad = ~np.isfinite(out)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{self.name} gave a non-finite prediction for row {i} ({rows.loc[i, 'metric']}) at {p}")
-        return out
+                parts.append((idx, metric, self.prepare(metric, part), None))
+        return Plan(self, rows["metric"].to_numpy(object), parts)
 
-    def _change_pct(self, metric: str, rows: pd.DataFrame, p) -> np.ndarray:
+    def prepare(self, metric: str, rows: pd.DataFrame):
+        """What :meth:`predict_prepared` needs of ``rows`` (subclasses group them)."""
+        return rows
+
+    def context(self, p: dict[str, float]):
+        """Per parameter set, shared by every part of a plan (subclasses)."""
+        return None
+
+    def predict_prepared(self, metric: str, prepared, p: dict[str, float], context) -> np.ndarray:
+        return self.predict_metric(metric, prepared, p)
+
+    @staticmethod
+    def _reference_rows(metric: str, rows: pd.DataFrame) -> pd.DataFrame:
+        """The baseline rows of ``<metric>_change_pct`` rows: the ``baseline``
+        variant, and ``baseline_<column>`` overrides (seed 000: baseline_folio_kb)."""
         if "baseline" not in rows.columns or rows["baseline"].isna().any():
             raise ValueError(f"{metric}_change_pct rows need a 'baseline' column naming the reference variant")
         ref = rows.copy()
         ref["variant"] = rows["baseline"]
-        # a change relative to another configuration: baseline_<column> (seed 000: baseline_folio_kb)
         for col in [c for c in rows.columns if c.startswith("baseline_")]:
             own = col.removeprefix("baseline_")
             base = rows[col]
             ref[own] = base.where(base.notna(), rows[own]) if own in rows.columns else base
-        now = np.asarray(self.predict_metric(metric, rows, p), dtype=float)
-        then = np.asarray(self.predict_metric(metric, ref, p), dtype=float)
-        return 100.0 * (now / then - 1.0)
+        return ref
 
     def mc_stderr(self, configs: pd.DataFrame, params: dict[str, float]) -> np.ndarray | None:
         """Monte Carlo standard error of each prediction (simulated solvers); None if exact."""
