@@ -34,10 +34,17 @@ def test_console_script_help_and_reproduce(tmp_path):
     exe = Path(sys.executable).parent / "mmcost"
     r = run([str(exe), "--help"], tmp_path)
     assert r.returncode == 0 and "reproduce" in r.stdout and "measure" in r.stdout
-    r = run([str(exe), "reproduce", "--out", str(tmp_path / "out"), "--only", "swapcache_wb_tags"], tmp_path)
+    cmd = [str(exe), "reproduce", "--only", "swapcache_wb_tags", "--cache", str(tmp_path / "cache")]
+    r = run([*cmd, "--out", str(tmp_path / "out")], tmp_path)
     assert r.returncode == 0, r.stderr
+    assert r.stdout.count("\n") == 1  # one line: where the report went, not the report
     text = (tmp_path / "out" / "report.md").read_text()
     assert "## swapcache_wb_tags" in text and "## held out" in text
+    r = run([*cmd, "--out", str(tmp_path / "again")], tmp_path)  # from the cache
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "again" / "report.md").read_text() == text
+    r = run([str(exe), "reproduce", "--only", "no_such_study", "--no-cache", "--out", str(tmp_path / "x")], tmp_path)
+    assert r.returncode == 2 and "no_such_study" in r.stderr and "Traceback" not in r.stderr
     r = run([sys.executable, "-m", "mmcost", "--help"], tmp_path)
     assert r.returncode == 0 and "reproduce" in r.stdout
 

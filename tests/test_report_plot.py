@@ -132,3 +132,24 @@ def test_reproduce_writes_tables_and_figures(tmp_path):
     assert len(list(tmp_path.glob("*.png"))) >= 1 and len(list(tmp_path.glob("*.svg"))) >= 1
     assert "global si->lock model" in text and "left out" in text
     assert set(mmcost.studies.names()) == set(mmcost.datasets.names())  # every source has its study
+
+
+def test_reproduce_cache_is_keyed_on_the_code_and_parallel_runs_agree(tmp_path, monkeypatch):
+    import mmcost.reproduce as rep
+
+    calls = []
+    real = rep.study_output
+    monkeypatch.setattr(rep, "study_output", lambda name, dpi=100: calls.append(name) or real(name, dpi))
+    one = run(tmp_path / "a", only=["swap_alloc_locks"], progress=False, cache_dir=tmp_path / "cache")
+    two = run(tmp_path / "b", only=["swap_alloc_locks"], progress=False, cache_dir=tmp_path / "cache")
+    assert one == two and calls == ["swap_alloc_locks"]  # the second run read the cache
+    monkeypatch.setattr(rep, "code_fingerprint", lambda: "another build")
+    run(tmp_path / "c", only=["swap_alloc_locks"], progress=False, cache_dir=tmp_path / "cache")
+    assert calls == ["swap_alloc_locks"] * 2  # new code: rendered again
+    monkeypatch.undo()
+    both = ["swap_alloc_locks", "kvm_6_18_munmap"]
+    assert run(tmp_path / "d", only=both, progress=False, jobs=2) == run(tmp_path / "e", only=both, progress=False)
+    with pytest.raises(ValueError, match="no study"):
+        run(tmp_path / "f", only=["nope"], progress=False)
+    with pytest.raises(ValueError, match="jobs"):
+        run(tmp_path / "f", only=both, progress=False, jobs=0)

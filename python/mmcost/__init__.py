@@ -13,9 +13,8 @@ analytic solvers, :mod:`mmcost.datasets` the bundled measurements and
 ``mmcost.studies`` one study per bundled source.
 """
 
+import importlib
 from importlib.metadata import PackageNotFoundError, version
-
-from . import cpu_models, datasets, kernel, locks, metrics, parse, queueing, swap, tlb
 
 try:
     __version__ = version("mmcost")
@@ -23,3 +22,17 @@ except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0+unknown"
 
 __all__ = ["cpu_models", "datasets", "kernel", "locks", "metrics", "parse", "queueing", "swap", "tlb", "__version__"]
+_SUBMODULES = frozenset(__all__) - {"__version__"} | {"fit", "model", "mechanism", "plot", "report", "studies",
+                                                      "sweep", "usl", "measure"}
+
+
+def __getattr__(name: str):
+    # submodules load when first used (PEP 562): ``import mmcost`` stays quick, and
+    # ``mmcost.swap`` works without its own import statement
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'mmcost' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _SUBMODULES)

@@ -13,7 +13,12 @@ def _reproduce(args: argparse.Namespace) -> int:
     from . import reproduce  # matplotlib is only imported for this command
 
     out = Path(args.out)
-    reproduce.run(out, only=args.only)
+    cache = None if args.no_cache else (Path(args.cache) if args.cache else reproduce.default_cache_dir())
+    try:
+        reproduce.run(out, only=args.only, jobs=args.jobs, dpi=args.dpi, cache_dir=cache)
+    except ValueError as exc:
+        print(f"mmcost reproduce: {exc}", file=sys.stderr)
+        return 2
     print(f"wrote {out / 'report.md'} and its figures")
     return 0
 
@@ -62,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", help="fit every model to the bundled data; write tables and figures")
     rep.add_argument("--out", default="mmcost-out", help="output folder (default: ./mmcost-out)")
     rep.add_argument("--only", action="append", metavar="ID", help="run only this study (repeatable)")
+    rep.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="studies run in N processes (default: 1)")
+    rep.add_argument("--dpi", type=int, default=100, help="resolution of the PNG figures (default: 100)")
+    rep.add_argument("--cache", metavar="DIR", help="keep rendered studies here between runs "
+                     "(default: $XDG_CACHE_HOME/mmcost); a study reruns when its data or mmcost's code changes")
+    rep.add_argument("--no-cache", action="store_true", help="render every study afresh and keep nothing")
     rep.set_defaults(func=_reproduce)
     mea = sub.add_parser("measure", help="run a benchmark on this machine's own kernel, or check the model against it")
     msub = mea.add_subparsers(dest="what", required=True)

@@ -4,10 +4,24 @@ A loop over :mod:`mmcost.studies`: each study returns its sections (a title,
 the plain-text table as it would be pasted into an email, optionally a
 figure), and its held-out numbers are collected into one table. Everything
 goes to ``<out>/report.md`` and the figures beside it (PNG and SVG).
+
+Each study is rendered on its own (:func:`study_output`: its report lines,
+its figure files as bytes, its held-out frame), so studies run in parallel
+processes (``jobs``) and their outputs are cached across runs
+(``joblib.Memory``), keyed on the study's data folder, the package's code and
+the figure resolution: change a measurement or a model and that study runs
+again, change nothing and the report is rebuilt from the cache.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +30,18 @@ from tqdm.auto import tqdm
 from . import __version__, datasets, studies
 from .studies import Section
 
-__all__ = ["Section", "held_out_table", "run"]
+__all__ = ["Section", "StudyOutput", "held_out_table", "run", "study_output", "default_cache_dir"]
+
+
+@dataclass
+class StudyOutput:
+    """One study rendered: its report lines, its figures (file name -> bytes)
+    and its held-out numbers."""
+
+    name: str
+    lines: list[str]
+    files: dict[str, bytes] = field(default_factory=dict)
+    held_out: pd.DataFrame | None = None
 
 
 def held_out_table(frames: dict[str, pd.DataFrame]) -> str:
@@ -29,24 +54,112 @@ def held_out_table(frames: dict[str, pd.DataFrame]) -> str:
     return "\n".join(lines)
 
 
-def run(out: Path, only: list[str] | None = None, progress: bool = True) -> str:
-    """Write ``out/report.md`` and the figures; returns the report's text."""
+def study_output(name: str, dpi: int = 100) -> StudyOutput:
+    """Render study ``name``: its sections as markdown lines and its figures
+    as PNG (at ``dpi``) and SVG bytes."""
+    import matplotlib.pyplot as plt
+
+    study = studies.get(name)
+    src = datasets.source(name)
+    lines = [f"## {name}", "", f"{src['title']}  ", f"{src['author']}, {src['date']}; {src.get('hardware', '')}", ""]
+    out = StudyOutput(name, lines)
+    for s in study.sections():
+        lines += [f"### {s.title}", "", "```", s.text.rstrip("\n"), "```", ""]
+        if s.figure is not None:
+            for suffix, kwargs in ((".png", {"dpi": dpi}), (".svg", {})):
+                buf = io.BytesIO()
+                s.figure.savefig(buf, format=suffix[1:], **kwargs)
+                out.files[str(Path(s.figure_name).with_suffix(suffix))] = buf.getvalue()
+            plt.close(s.figure)
+            lines += [f"![{s.title}]({s.figure_name})", ""]
+    out.held_out = study.held_out()
+    return out
+
+
+def _digest_tree(root, h) -> None:
+    for p in sorted(root.iterdir(), key=lambda p: p.name):
+        if p.name == "__pycache__" or p.name.startswith("."):
+            continue
+        if p.is_dir():
+            _digest_tree(p, h)
+        elif p.is_file():
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of the package as installed: every file of it (the Python
+    modules, the compiled core, the bundled data) and its version."""
+    h = hashlib.sha256(__version__.encode())
+    _digest_tree(files("mmcost"), h)
+    return h.hexdigest()
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/mmcost`` (``~/.cache/mmcost``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mmcost"
+
+
+def _cached_study(cache_dir: Path | None):
+    if cache_dir is None:
+        return study_output
+    from joblib import Memory
+
+    memory = Memory(Path(cache_dir) / "reproduce", verbose=0)
+
+    @memory.cache
+    def cached(name: str, dpi: int, fingerprint: str) -> StudyOutput:  # the fingerprint is part of the key
+        return study_output(name, dpi)
+
+    return lambda name, dpi: cached(name, dpi, code_fingerprint())
+
+
+def _one(name: str, dpi: int, cache_dir: Path | None) -> StudyOutput:
+    return _cached_study(cache_dir)(name, dpi)
+
+
+def run(out: Path, only: list[str] | None = None, progress: bool = True, *, jobs: int = 1, dpi: int = 100,
+        cache_dir: Path | None = None) -> str:
+    """Write ``out/report.md`` and the figures; returns the report's text.
+
+    ``jobs``: studies rendered in that many processes at once; ``cache_dir``:
+    where rendered studies are kept between runs (None: no cache)."""
     out = Path(out)
+    known = studies.names()
+    names = known if not only else list(only)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"only: no study {unknown}; known: {known}")
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    if not isinstance(dpi, int) or isinstance(dpi, bool) or not 10 <= dpi <= 1200:
+        raise ValueError(f"dpi must be an integer in [10, 1200], got {dpi!r}")
     out.mkdir(parents=True, exist_ok=True)
-    names = studies.names() if not only else list(only)
+    results: dict[str, StudyOutput] = {}
+    bar = tqdm(total=len(names), desc="studies", unit="study", disable=not progress)
+    try:
+        if jobs == 1:
+            for name in names:
+                bar.set_postfix_str(name)
+                results[name] = _one(name, dpi, cache_dir)
+                bar.update()
+        else:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(names))) as pool:
+                futures = {pool.submit(_one, name, dpi, cache_dir): name for name in names}
+                for fut in as_completed(futures):
+                    results[futures[fut]] = fut.result()
+                    bar.set_postfix_str(futures[fut])
+                    bar.update()
+    finally:
+        bar.close()
     lines = [f"# mmcost reproduce (mmcost {__version__})", ""]
-    held = {}
-    for name in tqdm(names, desc="studies", disable=not progress):
-        study = studies.get(name)
-        src = datasets.source(name)
-        lines += [f"## {name}", "", f"{src['title']}  ", f"{src['author']}, {src['date']}; {src.get('hardware', '')}", ""]
-        for s in study.sections():
-            lines += [f"### {s.title}", "", "```", s.text.rstrip("\n"), "```", ""]
-            if s.figure is not None:
-                s.figure.savefig(out / s.figure_name)
-                s.figure.savefig((out / s.figure_name).with_suffix(".svg"))
-                lines += [f"![{s.title}]({s.figure_name})", ""]
-        held[name] = study.held_out()
+    for name in names:
+        r = results[name]
+        lines += r.lines
+        for fname, data in r.files.items():
+            (out / fname).write_bytes(data)
+    held = {name: results[name].held_out for name in names}
     lines += ["## held out: what each study predicts without fitting it", "", "```", held_out_table(held), "```", ""]
     text = "\n".join(lines)
     (out / "report.md").write_text(text, encoding="utf-8")

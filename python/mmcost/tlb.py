@@ -54,7 +54,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy.special import stdtrit
 
 from typing import ClassVar
 
@@ -830,6 +829,8 @@ class TlbModel(Mechanism):
         if self.pti_on:
             per_rep["invlpg"] = 2 * per_rep["invlpg"]
         rows = {}
+        from scipy.special import stdtrit  # here: scipy.special costs 80 ms to import
+
         t = stdtrit(replications - 1, 0.995)  # Student t quantile, without importing scipy.stats
         for k in _RATES:
             x = np.asarray(per_rep[k], float) / horizon_s

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import ClassVar
@@ -44,6 +45,19 @@ class Study:
 
     def __init__(self):
         self._fit: FitResult | None = None
+        self._held_out: pd.DataFrame | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("held_out")
+        if own is not None:  # computed once per study, as the fit is: sections() and reproduce both read it
+            @functools.wraps(own)
+            def held_out(self):
+                if self.__dict__.get("_held_out") is None:
+                    self._held_out = own(self)
+                return self._held_out.copy()
+
+            cls.held_out = held_out
 
     def __repr__(self) -> str:
         return f"<study {self.id}: {self.mechanism.__name__}, free {list(self.free)}>"
