@@ -8,6 +8,7 @@ outside the domain.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -37,19 +38,23 @@ def float_array(name: str, value, *, positive: bool = False, allow_empty: bool =
 
 def scalar(name: str, value, *, positive: bool = False) -> float:
     """A finite real number >= 0 (or > 0 with ``positive``)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    t = type(value)
+    if t is not float and t is not int:  # the common cases skip the abstract-class checks
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     v = float(value)
-    if not np.isfinite(v) or (v <= 0 if positive else v < 0):
+    if not math.isfinite(v) or (v <= 0 if positive else v < 0):
         raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}, got {v}")
     return v
 
 
 def count(name: str, value, *, minimum: int = 1) -> int:
     """An integer >= minimum; floats are accepted only when integral (8.0)."""
-    if isinstance(value, (bool, np.bool_)):
+    if type(value) is int:
+        v = value
+    elif isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer, got bool")
-    if isinstance(value, numbers.Integral):
+    elif isinstance(value, numbers.Integral):
         v = int(value)
     elif isinstance(value, numbers.Real) and float(value).is_integer():
         v = int(value)

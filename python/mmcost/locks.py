@@ -24,7 +24,9 @@ each call site (what perf-profile's ``cycles-pp`` shows for
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -201,6 +203,11 @@ class LockResult:
                 f"<p>per call site</p>{self.sites._repr_html_()}")
 
 
+@functools.lru_cache(maxsize=None)
+def _fields_of(cls) -> tuple:
+    return dataclasses.fields(cls)
+
+
 @dataclass(frozen=True)
 class LockSystem(Mechanism):
     """``cpus`` CPUs each repeating ``stages`` (a tuple of :class:`Work` and
@@ -230,9 +237,37 @@ class LockSystem(Mechanism):
     METRICS: ClassVar = ("operations_per_s", "lock_acquisitions_per_s", "lock_contended_per_s", "lock_wait_avg_us",
                          "lock_utilization", "cycles_share_pct")
 
-    def _leafmap(self) -> dict:
+    @classmethod
+    def network(cls, cpus: int, locks: tuple, stages: tuple, irq_rate_per_us: float = 0.0,
+                irq_service_us: float = 0.0) -> LockSystem:
+        """A network to solve, not to fit: validated by :meth:`check`, without
+        the parameter table a :class:`~mmcost.mechanism.Mechanism` builds
+        (``params`` is empty). The swap model solves thousands per fit."""
+        obj = object.__new__(cls)
+        for f in _fields_of(cls):
+            if f.default is not dataclasses.MISSING:
+                object.__setattr__(obj, f.name, f.default)
+            elif f.default_factory is not dataclasses.MISSING:
+                object.__setattr__(obj, f.name, f.default_factory())
+        for name, val in (("cpus", v.count("cpus", cpus)), ("locks", tuple(locks)), ("stages", tuple(stages)),
+                          ("irq_rate_per_us", irq_rate_per_us), ("irq_service_us", irq_service_us)):
+            object.__setattr__(obj, name, val)
+        obj.check()
+        return obj
+
+    def _shape(self):
+        if not (isinstance(self.locks, tuple) and isinstance(self.stages, tuple)):
+            return None
+        try:
+            return (tuple((type(lk), lk.name) for lk in self.locks),
+                    tuple((type(st), getattr(st, "site", None), type(getattr(st, "time", getattr(st, "hold", None))))
+                          for st in self.stages))
+        except (AttributeError, TypeError):  # check() names what is wrong
+            return None
+
+    def _build_leafmap(self) -> dict:
         """Locks by name, call sites by site, work stages by position."""
-        out = super()._leafmap()
+        out = super()._build_leafmap()
         out.pop("stages", None)
         works = [i for i, st in enumerate(self.stages) if isinstance(st, Work)] if isinstance(self.stages, tuple) else []
         for i, st in enumerate(self.stages if isinstance(self.stages, tuple) else ()):
@@ -256,23 +291,27 @@ class LockSystem(Mechanism):
         names = [lk.name for lk in self.locks]
         if len(set(names)) != len(names):
             raise ValueError(f"locks: duplicate lock names {names}")
+        ticket = set()
         for i, lk in enumerate(self.locks):
-            LockKind(lk.kind)
+            kind = LockKind(lk.kind)
             v.scalar(f"locks[{i}].handoff_us", lk.handoff_us)
             v.scalar(f"locks[{i}].handoff_per_waiter_us", lk.handoff_per_waiter_us)
-            if v.count(f"locks[{i}].partitions", lk.partitions) > 1 and LockKind(lk.kind) == LockKind.TICKET:
+            if v.count(f"locks[{i}].partitions", lk.partitions) > 1 and kind == LockKind.TICKET:
                 raise ValueError(f"locks[{i}].partitions: a ticket lock cannot be partitioned in this model")
+            if kind == LockKind.TICKET:
+                ticket.add(lk.name)
+        known = set(names)
         sites = []
         for i, st in enumerate(self.stages):
             if isinstance(st, Work):
                 st.time.check(f"stages[{i}].time")
             elif isinstance(st, Critical):
-                if st.lock not in names:
+                if st.lock not in known:
                     raise ValueError(f"stages[{i}].lock: unknown lock {st.lock!r}; locks are {names}")
                 st.hold.check(f"stages[{i}].hold")
-                if self.lock(st.lock).kind == LockKind.TICKET and st.hold.kind != "exponential":
+                if st.lock in ticket and st.hold.kind != "exponential":
                     raise ValueError(f"stages[{i}].hold: a ticket lock's hold must be exponential (Boyd-Wickizer Markov model)")
-                if self.lock(st.lock).kind == LockKind.TICKET and self.irq_load > 0:
+                if st.lock in ticket and self.irq_load > 0:
                     raise ValueError(f"stages[{i}]: interrupts (irq_rate_per_us) are not modelled for ticket locks")
                 sites.append(st.site)
             else:
@@ -314,41 +353,42 @@ class LockSystem(Mechanism):
         """Exact MVA / birth-death where the model is product-form; see the module docstring."""
         if any(lk.kind == LockKind.TICKET for lk in self.locks):
             return self._ticket_analytic()
-        used = [lk for lk in self.locks if any(c.lock == lk.name for c in self.critical)]
+        critical = self.critical
+        used = [lk for lk in self.locks if any(c.lock == lk.name for c in critical)]
+        think = self.think_us
         if not used:
-            x = self.cpus / self.think_us
+            x = self.cpus / think
             return self._result(x, {}, {}, "analytic")
         visits, service, scv = [], [], []
         for lk in used:
-            secs = [c for c in self.critical if c.lock == lk.name]
-            moments = np.array([self._hold_moments(c) for c in secs])
-            s = lk.handoff_us + moments[:, 0]
-            var = moments[:, 1]
-            visits.append(len(secs))
-            service.append(s.mean())
-            second = np.mean(var + s**2)
+            moments = [self._hold_moments(c) for c in critical if c.lock == lk.name]
+            s = [lk.handoff_us + h for h, _ in moments]
+            mean = math.fsum(s) / len(s)
+            second = math.fsum(var + x * x for (_, var), x in zip(moments, s)) / len(s)
+            visits.append(len(s))
+            service.append(mean)
             # a hold below 1e-100 us is no hold: its square would underflow to 0/0
-            scv.append(second / s.mean() ** 2 - 1 if s.mean() > 1e-100 else 0.0)
-        if self.think_us == 0 and sum(service) == 0:
+            scv.append(second / mean**2 - 1 if mean > 1e-100 else 0.0)
+        if think == 0 and sum(service) == 0:
             raise ValueError("stages: every stage takes zero time")
         # a lock of K partitions is K stations, each visited 1/K as often; "<name>" is the first
         parts = [lk.partitions for lk in used]
         names = [lk.name if k == 0 else f"{lk.name}#{k}" for lk in used for k in range(lk.partitions)]
         # only population N is read (and N-1's throughput): the core keeps O(K), not an N x K table
         top = _core.queueing.mva_top([s for s, k in zip(service, parts) for _ in range(k)],
-                                     [v / k for v, k in zip(visits, parts) for _ in range(k)], float(self.think_us),
+                                     [v / k for v, k in zip(visits, parts) for _ in range(k)], float(think),
                                      int(self.cpus), [c for c, k in zip(scv, parts) for _ in range(k)])
-        x = top.throughput
+        x, qlen = top.throughput, top.queue_length.tolist()  # Python floats: NumPy scalars are slow here
         first = {lk.name: names.index(lk.name) for lk in used}  # "<name>" is partition 0
         per_lock, per_site = {}, {}
         for lk, vis, s in zip(used, visits, service):
             demand = s * vis / lk.partitions
             util = x * demand
-            wait = top.queue_length[first[lk.name]] / x / (vis / lk.partitions) - s
+            wait = qlen[first[lk.name]] / x / (vis / lk.partitions) - s
             # arrival theorem: a request sees the lock as the other N-1 CPUs keep it
             busy_seen = top.throughput_before * demand
             per_lock[lk.name] = dict(acquisitions=x * vis, contended=x * vis * busy_seen, wait=wait, util=util)
-            for c in self.critical:
+            for c in critical:
                 if c.lock == lk.name:
                     per_site[c.site] = dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=wait)
         return self._result(x, per_lock, per_site, "analytic")

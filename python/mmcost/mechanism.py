@@ -42,7 +42,7 @@ import dataclasses
 import enum
 import math
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -58,6 +58,8 @@ _CACHE_SIZE = 4096
 #: the leaf map a copy inherits when only leaf values change (set, with_parameters): walking
 #: the fields again is most of the cost of a copy, and fits and bands make thousands
 _INHERITED_LEAVES: contextvars.ContextVar = contextvars.ContextVar("inherited_leaves", default=None)
+#: leaf maps by (class, Mechanism._shape()): networks built inside a solve share one
+_LEAFMAPS: dict = {}
 #: per-instance caches, not part of the description (pickling drops them)
 _CACHES = ("_leaves", "_cache", "_features")
 
@@ -224,15 +226,16 @@ class Mechanism(Model):
     PRIORS: ClassVar[dict] = {}
 
     def __post_init__(self):
-        leaves = _INHERITED_LEAVES.get()
-        if leaves is None:
-            leaves = self._leafmap()
+        inherited = _INHERITED_LEAVES.get()
+        if inherited is None:
+            leaves, changed = self._leafmap(), None
         else:
+            leaves, changed = inherited
             _INHERITED_LEAVES.set(None)  # only this object's: not a nested one built by check()
         object.__setattr__(self, "_leaves", leaves)
         for name, lf in leaves.items():  # one place that checks every top-level field's type and choices
-            if len(lf.path) != 1 or lf.kind == "object":
-                continue
+            if len(lf.path) != 1 or lf.kind == "object" or (changed is not None and name not in changed):
+                continue  # a copy's unchanged fields were checked when the original was made
             val = getattr(self, name)
             if val is None or isinstance(val, enum.Enum):
                 continue
@@ -252,7 +255,7 @@ class Mechanism(Model):
                 raise ValueError(f"variants[{name!r}]: unknown field(s) {unknown}; known: {sorted(leaves)}")
         if not isinstance(self.variants, dict):
             raise TypeError(f"variants must be a dict, got {type(self.variants).__name__}")
-        object.__setattr__(self, "parameters", self._sync_parameters(leaves))
+        object.__setattr__(self, "parameters", self._sync_parameters(leaves, changed))
         Model.__post_init__(self)
 
     def __getstate__(self):
@@ -260,9 +263,26 @@ class Mechanism(Model):
 
     # --- leaves -----------------------------------------------------------------------
     def _leafmap(self) -> dict[str, Leaf]:
+        key = self._shape()
+        if key is not None:
+            cached = _LEAFMAPS.get((type(self), key))
+            if cached is not None:
+                return cached
+        out = self._build_leafmap()
+        if key is not None and len(_LEAFMAPS) < 4096:
+            _LEAFMAPS[(type(self), key)] = out
+        return out
+
+    def _build_leafmap(self) -> dict[str, Leaf]:
         out: dict[str, Leaf] = {}
         _walk(self, (), "", out, skip=BASE_FIELDS)
         return out
+
+    def _shape(self):
+        """What this instance's leaf map depends on beyond its class, hashable,
+        or None (not cached). A subclass whose leaves are named by the items
+        it holds (lock names, call sites) returns those."""
+        return None
 
     @property
     def leaves(self) -> dict[str, Leaf]:
@@ -289,7 +309,7 @@ class Mechanism(Model):
         leaves = self.leaves
         if any(leaves[n].kind == "object" for n in values):
             return replace(self, **top)
-        token = _INHERITED_LEAVES.set(leaves)
+        token = _INHERITED_LEAVES.set((leaves, frozenset(top)))
         try:
             return replace(self, **top)
         finally:
@@ -337,11 +357,18 @@ class Mechanism(Model):
         return feats[name]
 
     # --- parameters -------------------------------------------------------------------
-    def _sync_parameters(self, leaves: dict[str, Leaf]) -> tuple[Parameter, ...]:
+    def _sync_parameters(self, leaves: dict[str, Leaf], changed=None) -> tuple[Parameter, ...]:
+        """The parameters of the float leaves at their current values;
+        ``changed``: the only top-level fields whose values may differ from
+        ``self.parameters`` (a copy's), None for all."""
         old = {p.name: p for p in self.parameters}
+        free = None  # the FREE default, read once (a subclass may compute it from its leaves)
         out = []
         for name, lf in leaves.items():
             if lf.kind != "float":
+                continue
+            if changed is not None and lf.path[0][1] not in changed and name in old:
+                out.append(old[name])
                 continue
             val = _get(self, lf.path)
             if val is None or not math.isfinite(float(val)):
@@ -360,8 +387,10 @@ class Mechanism(Model):
             if not lower < upper:
                 upper = lower + 1.0
             prior = k.prior or self.PRIORS.get(name)
+            if free is None:
+                free = frozenset(self.FREE)
             out.append(Parameter(name, val, k.unit or unit_of_name(name), lower, upper,
-                                 free=name in self.FREE, prior=prior, doc=k.doc))
+                                 free=name in free, prior=prior, doc=k.doc))
         out += [p for name, p in old.items() if SCOPE in name and name.split(SCOPE, 1)[0] in leaves]
         return tuple(out)
 
@@ -551,9 +580,9 @@ class Mechanism(Model):
         return pd.DataFrame(rows)
 
 
-@dataclass(frozen=True)
-class Quantity:
-    """One solver output: ``value`` with ``lo``/``hi`` at ``level`` (equal for an exact solver)."""
+class Quantity(NamedTuple):
+    """One solver output: ``value`` with ``lo``/``hi`` at ``level`` (equal for
+    an exact solver). A named tuple: a solve makes a dozen, a band thousands."""
 
     name: str
     value: float

@@ -55,7 +55,7 @@ CPUs time-share the CPUs. Times in microseconds.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -717,8 +717,9 @@ class SwapModel(Mechanism):
         return n * self.cpus / (self.writers + n), False
 
     def system(self) -> LockSystem:
-        """The closed network this configuration solves (see the module docstring)."""
-        return self._network()[0]
+        """The closed network this configuration solves (see the module
+        docstring), as a LockSystem with its parameters (fittable)."""
+        return replace(self._network()[0])
 
     def _network(self) -> tuple[LockSystem, float, dict]:
         """The network at kswapd's share of the reclaim. Under a memcg limit
@@ -854,7 +855,7 @@ class SwapModel(Mechanism):
                     kswapd_share=k, kswapd_us=k * d_kswapd["reclaim"], throttled_us=throttled_us or 0.0)
         if throttled_us:  # asleep, off-CPU: a delay in the cycle
             stages.insert(1, Work(Dist.exponential(throttled_us)))
-        net = LockSystem(self.running, tuple(locks), tuple(stages))
+        net = LockSystem.network(self.running, tuple(locks), tuple(stages))
         if throttled_us is None and self._isolation_threshold(self.folio_kb // PAGE_KB) is not None:
             # the sleep lengthens the cycle that sets its own chance: the fixed point of a decreasing
             # function, by Brent's method between no sleep and the sleep at the unthrottled rate
@@ -872,6 +873,11 @@ class SwapModel(Mechanism):
 
     # --- exit: the writers free what they wrote ----------------------------------------------------
     def exit_system(self) -> LockSystem:
+        """The processes exiting together (see :meth:`_exit_network`), as a
+        LockSystem with its parameters."""
+        return replace(self._exit_network())
+
+    def _exit_network(self) -> LockSystem:
         """The processes exiting together, each freeing its swapped-out pages
         (``exit_mmap`` -> ``zap_pte_range`` -> ``free_swap_and_cache_nr``) and
         its resident ones; one operation frees one swap entry. The entry's
@@ -903,11 +909,11 @@ class SwapModel(Mechanism):
         stages.insert(0, Work(Dist.exponential(work)))
         if not locks:
             locks, stages = [Lock("none")], stages + [Critical("none", "none", Dist.exponential(1e-9))]
-        return LockSystem(freers, tuple(locks), tuple(stages))
+        return LockSystem.network(freers, tuple(locks), tuple(stages))
 
     def _exit_time_s(self) -> tuple[float, float]:
         """(seconds from the writers' last store to their exit, CPU seconds it costs)."""
-        net = self.exit_system()
+        net = self._exit_network()
         x = float(net.analytic().throughput_per_s)  # entries freed per second, all processes
         entries = self._swapped_share() * self.written_bytes / 4096
         t = entries / x / self.build_factor
@@ -953,7 +959,7 @@ class SwapModel(Mechanism):
         title = (f"{self.processes} x {self.threads} writers on {self.cpus or self.writers} CPUs, "
                  f"{self.folio_kb}K folios, {self.swap_device}, kernel {self.kernel}")
         return Result(qs, solver, 0.99 if solver == "simulated" else 1.0, bool(self.fitted_on), title,
-                      details={"locks": res, "system": net})
+                      details={"locks": res})
 
     def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
         if metric == "cycles_share_pct":
