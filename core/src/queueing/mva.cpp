@@ -41,13 +41,15 @@ void recurse(const std::vector<double>& service_times, const std::vector<double>
   Eigen::VectorXd q = Eigen::VectorXd::Zero(K);  // Q_k(n-1), then Q_k(n)
   Eigen::VectorXd u = Eigen::VectorXd::Zero(K);  // per-visit busy probability at n-1
   Eigen::VectorXd r(K);
+  Eigen::VectorXd half_c2 = Eigen::VectorXd::Zero(K);  // (scv - 1) / 2: 0 for exponential service
+  for (Eigen::Index k = 0; k < K && approximate; ++k) half_c2[k] = 0.5 * (scv[static_cast<std::size_t>(k)] - 1.0);
   for (long n = 1; n <= population; ++n) {
-    double cycle = 0.0;
-    for (Eigen::Index k = 0; k < K; ++k) {
-      const double c2 = scv.empty() ? 1.0 : scv[static_cast<std::size_t>(k)];
-      r[k] = demand[k] * (1.0 + q[k] - u[k] + u[k] * 0.5 * (1.0 + c2));
-      cycle += r[k];
-    }
+    // R_k = D_k (1 + Q_k - U_k + U_k (1 + c2_k) / 2) = D_k (1 + Q_k + U_k (c2_k - 1) / 2)
+    if (approximate)
+      r = demand.cwiseProduct((1.0 + q.array() + u.array() * half_c2.array()).matrix());
+    else
+      r = demand.cwiseProduct((1.0 + q.array()).matrix());
+    const double cycle = r.sum();
     double x = static_cast<double>(n) / (think_time + cycle);
     // The residual-life approximation (scv != 1) can overshoot the
     // bottleneck bound near saturation; clamp to X <= 1 / D_max
