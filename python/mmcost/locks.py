@@ -203,6 +203,11 @@ class LockResult:
                 f"<p>per call site</p>{self.sites._repr_html_()}")
 
 
+#: analytic solutions by network description (cpus, locks, stages, interrupts)
+_ANALYTIC: dict = {}
+_ANALYTIC_SIZE = 8192
+
+
 @functools.lru_cache(maxsize=None)
 def _fields_of(cls) -> tuple:
     return dataclasses.fields(cls)
@@ -350,7 +355,22 @@ class LockSystem(Mechanism):
 
     # --- analytic -----------------------------------------------------------------
     def analytic(self) -> LockResult:
-        """Exact MVA / birth-death where the model is product-form; see the module docstring."""
+        """Exact MVA / birth-death where the model is product-form; see the
+        module docstring. Results are cached on the network's description (a
+        band's draws that leave a network alone reuse its solution); treat
+        the result as read-only."""
+        try:
+            key = (self.cpus, self.locks, self.stages, self.irq_rate_per_us, self.irq_service_us)
+            cached = _ANALYTIC.get(key)
+        except TypeError:  # an unhashable field: check() has let it through, so solve it uncached
+            return self._analytic()
+        if cached is None:
+            if len(_ANALYTIC) >= _ANALYTIC_SIZE:
+                _ANALYTIC.clear()
+            cached = _ANALYTIC[key] = self._analytic()
+        return cached
+
+    def _analytic(self) -> LockResult:
         if any(lk.kind == LockKind.TICKET for lk in self.locks):
             return self._ticket_analytic()
         critical = self.critical
