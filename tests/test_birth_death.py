@@ -37,8 +37,6 @@ def test_matches_product_form_for_arbitrary_rates(n):
     mu = rng.uniform(0.5, 3.0, n)
     r = queueing.birth_death(lam, mu)
     pi = product_form(lam, mu)
-    # The LU solve is accurate normwise (like any backward-stable solver), so
-    # probabilities far below 1e-13 are only absolutely accurate.
     np.testing.assert_allclose(r.probabilities, pi, rtol=1e-9, atol=1e-13)
     assert r.throughput == pytest.approx(float(np.sum(pi[1:] * mu)), rel=1e-9)
     assert r.throughput == pytest.approx(float(np.sum(pi[:-1] * lam)), rel=1e-9)  # flow balance
@@ -98,3 +96,67 @@ def test_finite_source_checks_lengths():
         queueing.finite_source(3, 1.0, [1.0, 1.0])
     with pytest.raises(ValueError, match="think_time"):
         queueing.finite_source(3, 0.0, [1.0, 1.0, 1.0])
+
+
+def exact_chain(lam, mu, digits=50):
+    """The product form in mpmath at ``digits`` significant digits: the
+    reference for rates a double's arithmetic cannot normalise naively."""
+    import mpmath
+
+    with mpmath.workdps(digits):
+        w = [mpmath.mpf(1)]
+        for a, b in zip(lam, mu):
+            w.append(w[-1] * mpmath.mpf(float(a)) / mpmath.mpf(float(b)))
+        total = mpmath.fsum(w)
+        pi = [x / total for x in w]
+        x = mpmath.fsum(p * mpmath.mpf(float(m)) for p, m in zip(pi[1:], mu))
+        mean = mpmath.fsum(k * p for k, p in enumerate(pi))
+        return ([float(p) for p in pi], float(x), float(mean), float(mpmath.fsum(pi[1:])))
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_rates_spanning_24_orders_of_magnitude_against_mpmath(seed):
+    """Issue 18's reproducer (seed 3): the LU solver gave a mean of 999.996
+    where the exact answer is 74. Every probability is compared relative to
+    itself, down to the smallest a double holds."""
+    rng = np.random.default_rng(seed)
+    lam, mu = 10 ** rng.uniform(-12, 12, 1000), 10 ** rng.uniform(-12, 12, 1000)
+    r = queueing.birth_death(lam, mu)
+    pi, x, mean, util = exact_chain(lam, mu)
+    assert r.mean_number == pytest.approx(mean, rel=1e-11)
+    assert r.throughput == pytest.approx(x, rel=1e-11)
+    assert r.utilization == pytest.approx(util, rel=1e-11)
+    pi = np.array(pi)
+    normal = pi > 1e-300  # below, a double has no relative precision left
+    np.testing.assert_allclose(r.probabilities[normal], pi[normal], rtol=1e-10)
+    assert np.all(r.probabilities[~normal] <= 1e-290)
+
+
+def test_a_nearly_idle_station_keeps_its_utilisation():
+    """pi_0 = 1 - 1e-20: 1 - pi_0 would be 0 in a double; the sum of the
+    other states is not."""
+    r = queueing.birth_death([1e-20, 1.0], [1.0, 1.0])
+    pi, x, mean, util = exact_chain([1e-20, 1.0], [1.0, 1.0])
+    assert r.utilization == pytest.approx(util, rel=1e-14)
+    assert r.throughput == pytest.approx(x, rel=1e-14)
+
+
+def test_a_million_states_against_the_mm1k_closed_form():
+    """M/M/1/K with rho = 0.999 and K = 10^6: pi_k = (1 - rho) rho^k / (1 - rho^(K+1))."""
+    k, rho = 10**6, 0.999
+    r = queueing.birth_death(np.full(k, rho), np.ones(k))
+    n = np.arange(k + 1)
+    closed = (1 - rho) * rho**n / (1 - rho ** (k + 1))
+    normal = closed > 1e-300
+    np.testing.assert_allclose(r.probabilities[normal], closed[normal], rtol=1e-8)
+    # L = rho / (1 - rho) - (K + 1) rho^(K+1) / (1 - rho^(K+1)); rho^(K+1) underflows to 0
+    assert r.mean_number == pytest.approx(rho / (1 - rho), rel=1e-9)
+
+
+def test_ten_thousand_cpus_finite_source_equals_machine_repairman():
+    """The ticket-lock chain at 10,000 CPUs (the LU needed 71 s and 1 GB)."""
+    n, z, s = 10_000, 50.0, 0.01
+    r = queueing.finite_source(n, z, np.full(n, 1 / s))
+    mr = queueing.machine_repairman(n, z, s).iloc[0]
+    assert r.throughput == pytest.approx(mr["throughput"], rel=1e-9)
+    assert r.mean_number == pytest.approx(mr["queue_length"], rel=1e-9)

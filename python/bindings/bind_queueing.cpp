@@ -39,7 +39,7 @@ void bind_queueing(py::module_& m) {
       .def_readonly("utilization", &q::BirthDeathResult::utilization);
   m.def("birth_death", &q::birth_death, "arrival_rates"_a, "service_rates"_a,
         py::call_guard<py::gil_scoped_release>(),
-        "Stationary solution of a finite birth-death chain (Eigen SparseLU).");
+        "Stationary solution of a finite birth-death chain (product form in log space, O(N)).");
 
   py::class_<q::MachineRepairmanResult>(m, "MachineRepairmanResult")
       .def_readonly("throughput", &q::MachineRepairmanResult::throughput)

@@ -134,7 +134,8 @@ def birth_death(arrival_rates, service_rates) -> BirthDeathResult:
     k+1 customers are present (> 0): an arbitrary state-dependent rate, such as
     a ticket spinlock whose handoff slows with every waiter (Boyd-Wickizer,
     Kaashoek, Morris, Zeldovich, "Non-scalable locks are dangerous", Linux
-    Symposium 2012). Solved with Eigen's SparseLU on the generator.
+    Symposium 2012). Solved by the product form in log space with
+    log-sum-exp normalisation (O(N); accurate for rates spanning any range).
     """
     lam = v.float_array("arrival_rates", arrival_rates)
     mu = v.float_array("service_rates", service_rates, positive=True)

@@ -1,8 +1,7 @@
 #include "mmcost/queueing/birth_death.hpp"
 
-#include <Eigen/SparseCore>
-#include <Eigen/SparseLU>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "mmcost/errors.hpp"
@@ -17,56 +16,54 @@ BirthDeathResult birth_death(const std::vector<double>& arrival_rates,
   // A zero service rate would make the states above it absorbing.
   check::all_finite_positive("service_rates", service_rates);
 
-  const Eigen::Index N = static_cast<Eigen::Index>(arrival_rates.size());
-  const Eigen::Index S = N + 1;  // states 0..N
+  const std::size_t N = arrival_rates.size();
+  const double neg_inf = -std::numeric_limits<double>::infinity();
 
-  // A = Q^T with the last balance equation replaced by sum_k pi_k = 1.
-  std::vector<Eigen::Triplet<double>> t;
-  t.reserve(static_cast<std::size_t>(4 * S));
-  for (Eigen::Index j = 0; j < N; ++j) {  // row j: balance of state j
-    const double out = arrival_rates[j] + (j > 0 ? service_rates[j - 1] : 0.0);
-    t.emplace_back(j, j, -out);
-    if (j > 0) t.emplace_back(j, j - 1, arrival_rates[j - 1]);  // inflow from j-1
-    t.emplace_back(j, j + 1, service_rates[j]);                 // inflow from j+1
+  // log w_k = sum_{i<k} log(lambda_i / mu_i): the product form in log space, so
+  // rates spanning hundreds of orders of magnitude neither overflow nor cancel.
+  // A zero arrival rate makes every state above it unreachable (log w = -inf).
+  Eigen::VectorXd lw(static_cast<Eigen::Index>(N + 1));
+  lw[0] = 0.0;
+  double top = 0.0;
+  for (std::size_t k = 0; k < N; ++k) {
+    const double prev = lw[static_cast<Eigen::Index>(k)];
+    const double next = (prev == neg_inf || arrival_rates[k] == 0.0)
+                            ? neg_inf
+                            : prev + (std::log(arrival_rates[k]) - std::log(service_rates[k]));
+    lw[static_cast<Eigen::Index>(k + 1)] = next;
+    if (next > top) top = next;
   }
-  for (Eigen::Index k = 0; k < S; ++k) t.emplace_back(N, k, 1.0);
-  Eigen::SparseMatrix<double> A(S, S);
-  A.setFromTriplets(t.begin(), t.end());
-  Eigen::VectorXd b = Eigen::VectorXd::Zero(S);
-  b[N] = 1.0;
-
-  Eigen::SparseLU<Eigen::SparseMatrix<double>> lu;
-  lu.analyzePattern(A);
-  lu.factorize(A);
-  if (lu.info() != Eigen::Success)
-    throw NumericalError("birth_death: generator factorisation failed: " + lu.lastErrorMessage());
-  Eigen::VectorXd pi = lu.solve(b);
-  if (lu.info() != Eigen::Success || !pi.allFinite())
-    throw NumericalError("birth_death: stationary solve did not give finite probabilities");
-
-  // Round-off can leave -1e-300-sized entries where the mass is negligible.
-  for (Eigen::Index k = 0; k < S; ++k) {
-    if (pi[k] < 0.0) {
-      if (pi[k] < -1e-9) {
-        std::ostringstream s;
-        s << "birth_death: negative probability " << pi[k] << " in state " << k
-          << "; the rates span too many orders of magnitude";
-        throw NumericalError(s.str());
-      }
-      pi[k] = 0.0;
-    }
+  // log-sum-exp normalisation: every term is <= 1 after the shift, the sum >= 1
+  double total = 0.0, comp = 0.0;  // Neumaier-compensated sum
+  for (Eigen::Index k = 0; k <= static_cast<Eigen::Index>(N); ++k) {
+    const double term = lw[k] == neg_inf ? 0.0 : std::exp(lw[k] - top);
+    const double t = total + term;
+    comp += std::fabs(total) >= term ? (total - t) + term : (term - t) + total;
+    total = t;
   }
-  pi /= pi.sum();
+  const double log_norm = top + std::log(total + comp);
 
   BirthDeathResult r;
-  r.probabilities = pi;
+  r.probabilities.resize(static_cast<Eigen::Index>(N + 1));
   r.throughput = 0.0;
   r.mean_number = 0.0;
-  for (Eigen::Index k = 1; k < S; ++k) {
-    r.throughput += pi[k] * service_rates[k - 1];
-    r.mean_number += static_cast<double>(k) * pi[k];
+  r.utilization = 0.0;
+  for (Eigen::Index k = 0; k <= static_cast<Eigen::Index>(N); ++k) {
+    const double lp = lw[k] == neg_inf ? neg_inf : lw[k] - log_norm;
+    const double p = std::exp(lp);
+    r.probabilities[k] = p;
+    if (k == 0) continue;
+    // pi_k mu_{k-1} formed in log space: a tiny probability times a huge rate
+    r.throughput += std::exp(lp + std::log(service_rates[static_cast<std::size_t>(k - 1)]));
+    r.mean_number += static_cast<double>(k) * p;
+    r.utilization += p;  // 1 - pi_0 summed, not subtracted: no cancellation when pi_0 ~ 1
   }
-  r.utilization = 1.0 - pi[0];
+  if (!std::isfinite(r.throughput)) {
+    std::ostringstream s;
+    s << "birth_death: the throughput overflows a double (service_rates up to " << service_rates.back() << ")";
+    throw NumericalError(s.str());
+  }
+  if (r.utilization > 1.0) r.utilization = 1.0;
   // An empty station (all arrival rates zero) has no visits: W is undefined,
   // reported as 0 rather than 0/0.
   r.response_time = r.throughput > 0.0 ? r.mean_number / r.throughput : 0.0;

@@ -22,14 +22,13 @@ struct BirthDeathResult {
 // that grows with the number of waiters (Boyd-Wickizer et al., "Non-scalable
 // locks are dangerous", Linux Symposium 2012, section 3).
 //
-// The stationary distribution solves pi Q = 0, sum pi = 1 for the tridiagonal
-// generator Q, assembled as an Eigen sparse matrix (one balance equation
-// replaced by the normalisation) and factorised with Eigen::SparseLU: O(N).
-// LU is backward stable, so pi is accurate normwise (|pi - pi_exact| ~ 1e-16
-// for well-scaled rates): probabilities far below 1e-13 are only absolutely
-// accurate, which is what throughput and queue lengths need.
-// The product-form solution pi_k ∝ prod_{i<k} lambda_i / mu_{i+1} (Kleinrock,
-// Queueing Systems vol. 1, 1975, eq. 3.11) is the independent check in the tests.
+// The chain is reversible, so pi_k ∝ prod_{i<k} lambda_i / mu_i (detailed
+// balance; Kleinrock, Queueing Systems vol. 1, 1975, eq. 3.11). It is formed
+// in log space and normalised by log-sum-exp: O(N) time and memory, and every
+// probability is accurate to a few ulps relative to itself, for rates
+// spanning any range a double holds. (An LU of the generator with a dense
+// normalisation row is only normwise accurate and fails once the rates span
+// ~16 orders of magnitude.) Tests compare against mpmath at 50 digits.
 BirthDeathResult birth_death(const std::vector<double>& arrival_rates,
                              const std::vector<double>& service_rates);
 
