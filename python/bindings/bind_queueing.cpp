@@ -2,9 +2,11 @@
 // are copied into std::vector before the GIL is released, so the solvers never
 // touch Python objects.
 #include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "mmcost/errors.hpp"
 #include "mmcost/queueing/birth_death.hpp"
 #include "mmcost/queueing/machine_repairman.hpp"
 #include "mmcost/queueing/mva.hpp"
@@ -37,9 +39,20 @@ void bind_queueing(py::module_& m) {
       .def_readonly("mean_number", &q::BirthDeathResult::mean_number)
       .def_readonly("response_time", &q::BirthDeathResult::response_time)
       .def_readonly("utilization", &q::BirthDeathResult::utilization);
-  m.def("birth_death", &q::birth_death, "arrival_rates"_a, "service_rates"_a,
-        py::call_guard<py::gil_scoped_release>(),
-        "Stationary solution of a finite birth-death chain (product form in log space, O(N)).");
+  // NumPy arrays in: a million-state chain would spend most of its time converting Python lists
+  using Doubles = py::array_t<double, py::array::c_style | py::array::forcecast>;
+  m.def(
+      "birth_death",
+      [](const Doubles& arrival_rates, const Doubles& service_rates) {
+        if (arrival_rates.ndim() != 1 || service_rates.ndim() != 1)
+          throw mmcost::InvalidArgument("arrival_rates and service_rates must be one-dimensional");
+        std::vector<double> lam(arrival_rates.data(), arrival_rates.data() + arrival_rates.size());
+        std::vector<double> mu(service_rates.data(), service_rates.data() + service_rates.size());
+        py::gil_scoped_release release;
+        return q::birth_death(lam, mu);
+      },
+      "arrival_rates"_a, "service_rates"_a,
+      "Stationary solution of a finite birth-death chain (product form in log space, O(N)).");
 
   py::class_<q::MachineRepairmanResult>(m, "MachineRepairmanResult")
       .def_readonly("throughput", &q::MachineRepairmanResult::throughput)

@@ -140,7 +140,7 @@ def birth_death(arrival_rates, service_rates) -> BirthDeathResult:
     lam = v.float_array("arrival_rates", arrival_rates)
     mu = v.float_array("service_rates", service_rates, positive=True)
     v.same_length("arrival_rates", lam, "service_rates", mu)
-    r = _core.queueing.birth_death(lam.tolist(), mu.tolist())
+    r = _core.queueing.birth_death(lam, mu)
     return BirthDeathResult(
         probabilities=np.asarray(r.probabilities),
         throughput=float(r.throughput),

@@ -50,12 +50,16 @@ inline void finite_positive(const std::string& name, double v) {
   }
 }
 
+// The element's name is only formatted for the one that fails: a string per
+// element cost 0.4 s on a million-state chain.
 inline void all_finite_nonnegative(const char* name, const std::vector<double>& v) {
-  for (std::size_t i = 0; i < v.size(); ++i) finite_nonnegative(indexed(name, i), v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]) || v[i] < 0.0) finite_nonnegative(indexed(name, i), v[i]);
 }
 
 inline void all_finite_positive(const char* name, const std::vector<double>& v) {
-  for (std::size_t i = 0; i < v.size(); ++i) finite_positive(indexed(name, i), v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]) || v[i] <= 0.0) finite_positive(indexed(name, i), v[i]);
 }
 
 inline void not_empty(const char* name, std::size_t size) {
