@@ -5,6 +5,7 @@
 
 #include "mmcost/errors.hpp"
 #include "mmcost/sim/event_queue.hpp"
+#include "mmcost/sim/stop_check.hpp"
 
 namespace mmcost::locks {
 
@@ -114,12 +115,24 @@ class LockSim {
   }
 
   LockSimResult run(const std::atomic<bool>& stop) {
-    // Start each CPU at a random stage so the warm-up starts spread out.
-    for (int c = 0; c < p_.cpus; ++c) {
-      stage_[static_cast<std::size_t>(c)] = static_cast<int>(rng_.next() % p_.stages.size());
-      cur_[static_cast<std::size_t>(c)] = &p_.stages[static_cast<std::size_t>(stage_[static_cast<std::size_t>(c)])];
-      begin_stage(c);
+    ticks_.watch(stop);
+    try {
+      // Start each CPU at a random stage so the warm-up starts spread out.
+      for (int c = 0; c < p_.cpus; ++c) {
+        stage_[static_cast<std::size_t>(c)] = static_cast<int>(rng_.next() % p_.stages.size());
+        cur_[static_cast<std::size_t>(c)] = &p_.stages[static_cast<std::size_t>(stage_[static_cast<std::size_t>(c)])];
+        begin_stage(c);
+      }
+      events(stop);
+    } catch (const sim::Interrupted&) {
+      r_.stopped = true;
     }
+    finish();
+    return r_;
+  }
+
+ private:
+  void events(const std::atomic<bool>& stop) {
     const long total = p_.warmup_ops + p_.ops;
     while (completed_ < total) {
       if ((q_.processed() & 4095) == 0 && stop.load(std::memory_order_relaxed)) {
@@ -135,6 +148,9 @@ class LockSim {
         ticket_done(e.target());
       }
     }
+  }
+
+  void finish() {
     for (std::size_t l = 0; l < locks_.size(); ++l) account_busy(static_cast<int>(l));
     for (std::size_t l = 0; l < locks_.size(); ++l)
       r_.lock_busy[static_cast<std::size_t>(logical_[l])] +=
@@ -148,10 +164,8 @@ class LockSim {
     }
     r_.time = q_.now() - t0_;
     r_.events = static_cast<double>(q_.processed());
-    return r_;
   }
 
- private:
   const Stage& st(int cpu) const { return *cur_[static_cast<std::size_t>(cpu)]; }
 
   void begin_stage(int cpu) {
@@ -200,8 +214,11 @@ class LockSim {
     const auto& s = st(cpu);
     double h = s.time.sample(rng_);
     if (irq_) {
-      int k = 0;  // Poisson(irq_rate * h) arrivals during the hold's own progress
-      for (double t = rng_.exponential(1.0 / p_.irq_rate); t < h; t += rng_.exponential(1.0 / p_.irq_rate)) ++k;
+      double k = 0;  // a count, but one that may pass 2^31: Poisson(irq_rate * h) arrivals during the hold's own progress
+      for (double t = rng_.exponential(1.0 / p_.irq_rate); t < h; t += rng_.exponential(1.0 / p_.irq_rate)) {
+        ticks_.tick();
+        ++k;
+      }
       if (s.irq_disabled)
         deferred_[static_cast<std::size_t>(cpu)] += k * p_.irq_service;
       else
@@ -284,6 +301,7 @@ class LockSim {
 
   const LockSimParams& p_;
   sim::Rng rng_;
+  sim::StopCheck ticks_;  // Ctrl-C inside one event (10^10 interrupts in one hold)
   sim::EventQueue q_;
   std::vector<LockState> locks_;  // one per partition
   std::vector<int> first_;        // lock -> its first partition

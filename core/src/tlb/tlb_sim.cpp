@@ -6,6 +6,7 @@
 
 #include "mmcost/errors.hpp"
 #include "mmcost/sim/event_queue.hpp"
+#include "mmcost/sim/stop_check.hpp"
 
 namespace mmcost::tlb {
 
@@ -68,6 +69,18 @@ class TlbSim {
       const int streams = p_.arch == Arch::X86 ? p_.cpus : 1;
       for (int c = 0; c < streams; ++c) q_.schedule(rng_.exponential(1.0 / p_.natural_flush_rate), c, kNatural);
     }
+    ticks_.watch(stop);
+    try {
+      events(stop, end);
+    } catch (const sim::Interrupted&) {
+      r_.stopped = true;
+    }
+    r_.events = static_cast<double>(q_.processed());
+    return r_;
+  }
+
+ private:
+  void events(const std::atomic<bool>& stop, double end) {
     while (!q_.empty()) {
       if ((q_.processed() & 4095) == 0 && stop.load(std::memory_order_relaxed)) {
         r_.stopped = true;
@@ -86,11 +99,8 @@ class TlbSim {
         default: reuse(e.target()); break;
       }
     }
-    r_.events = static_cast<double>(q_.processed());
-    return r_;
   }
 
- private:
   int random_cpu() { return static_cast<int>(rng_.next() % n_); }
   std::size_t random_mm() { return static_cast<std::size_t>(rng_.next() % mms_); }
   int cpu_of(std::size_t mm) { return static_cast<int>(mm * k_ + rng_.next() % k_); }
@@ -164,6 +174,7 @@ class TlbSim {
   // ptep_clear_flush of each PTE of one folio of `mm`: INVLPG on the mm's CPUs.
   void page_flushes(std::size_t mm, int sender, bool task) {
     for (int e = 0; e < p_.entries_per_folio; ++e) {
+      ticks_.tick();
       r_.flushes += add(counting_);
       one_page_flush(mm, sender, task);
     }
@@ -199,7 +210,10 @@ class TlbSim {
     if (p_.migrate_fraction >= 1) return p_.batch_folios;
     for (;;) {
       int f = 0;
-      for (int i = 0; i < p_.batch_folios; ++i) f += rng_.uniform() < p_.migrate_fraction ? 1 : 0;
+      for (int i = 0; i < p_.batch_folios; ++i) {
+        ticks_.tick();
+        f += rng_.uniform() < p_.migrate_fraction ? 1 : 0;
+      }
       if (f > 0) return f;
     }
   }
@@ -212,10 +226,16 @@ class TlbSim {
     const std::size_t own = random_mm();
     const int s = sender(own, p_.sender_in_mm);
     if (p_.policy == Policy::Immediate) {
-      for (int f = 0; f < folios; ++f) page_flushes(random_mm(), s, p_.sender_in_mm);
+      for (int f = 0; f < folios; ++f) {
+        ticks_.tick();
+        page_flushes(random_mm(), s, p_.sender_in_mm);
+      }
       return;
     }
-    for (int f = 0; f < folios; ++f) in_batch_[random_mm()] = 1;
+    for (int f = 0; f < folios; ++f) {
+      ticks_.tick();
+      in_batch_[random_mm()] = 1;
+    }
     if (p_.policy == Policy::Deferred) {
       const double keep = std::pow(1.0 - p_.writable_fraction, folios);
       if (!(keep < 1.0 && rng_.uniform() > keep)) {  // every folio read-only: defer
@@ -231,7 +251,10 @@ class TlbSim {
     r_.deferred_calls += add(counting_);
     // The first reuse of any of the call's folios decides: the deadline is their minimum.
     double first = p_.reuse.sample(rng_);
-    for (int f = 1; f < folios; ++f) first = std::min(first, p_.reuse.sample(rng_));
+    for (int f = 1; f < folios; ++f) {
+      ticks_.tick();
+      first = std::min(first, p_.reuse.sample(rng_));
+    }
     std::int32_t slot;
     if (!free_slots_.empty()) {
       slot = free_slots_.back();
@@ -271,6 +294,7 @@ class TlbSim {
     const bool batched = p_.reclaim_batched && p_.policy != Policy::Immediate;
     int pending = 0;
     for (int f = 0; f < p_.batch_folios; ++f) {
+      ticks_.tick();
       const std::size_t mm = random_mm();
       if (!batched) {
         page_flushes(mm, s, p_.sender_in_mm);
@@ -350,6 +374,7 @@ class TlbSim {
   const TlbSimParams& p_;
   const std::size_t n_;
   sim::Rng rng_;
+  sim::StopCheck ticks_;  // Ctrl-C inside one event (a batch of 2^31 folios)
   sim::EventQueue q_;
   std::vector<double> last_flush_;
   std::vector<double> migrated_at_;  // per outstanding deferred call

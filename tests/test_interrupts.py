@@ -1,0 +1,46 @@
+"""Ctrl-C inside one event: issue 18's three runs that ignored SIGINT for more
+than 15 s. Each passes validation and spends its time inside a single event
+(a hold with 10^10 interrupts, a batch of 2^31 folios); each must raise
+KeyboardInterrupt within a second of the signal."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from mmcost.locks import Critical, Dist, Lock, LockSystem, Work
+from mmcost.tlb import TlbModel
+
+
+def interrupted_within(run, after_s: float = 0.5) -> float:
+    """Seconds from SIGINT to the KeyboardInterrupt out of ``run()``."""
+    sent = []
+
+    def fire():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(after_s, fire)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run()
+    finally:
+        timer.cancel()
+        timer.join()
+    return time.monotonic() - sent[0]
+
+
+def test_a_hold_full_of_interrupts_stops_on_ctrl_c():
+    system = LockSystem(cpus=2, locks=(Lock("L"),), stages=(
+        Work(Dist.exponential(1.0)), Critical("L", "s", Dist.exponential(1e4))),
+        irq_rate_per_us=1e6, irq_service_us=1e-15)
+    assert interrupted_within(lambda: system.simulate(progress=False)) < 1.0
+
+
+@pytest.mark.parametrize("policy", ["immediate", "deferred"])
+def test_a_batch_of_two_billion_folios_stops_on_ctrl_c(policy):
+    model = TlbModel(policy=policy, cpus=4, flush_ceiling=10**9, demotion_rate_per_s=2e10, batch_folios=2**31 - 1)
+    assert interrupted_within(lambda: model.simulate(progress=False)) < 1.0
