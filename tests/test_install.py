@@ -45,6 +45,14 @@ def test_console_script_help_and_reproduce(tmp_path):
     assert (tmp_path / "again" / "report.md").read_text() == text
     r = run([str(exe), "reproduce", "--only", "no_such_study", "--no-cache", "--out", str(tmp_path / "x")], tmp_path)
     assert r.returncode == 2 and "no_such_study" in r.stderr and "Traceback" not in r.stderr
+    r = run([*cmd, "--out", str(tmp_path / "again")], tmp_path)  # a report is there already
+    assert r.returncode == 2 and "--force" in r.stderr and "Traceback" not in r.stderr
+    assert (tmp_path / "again" / "report.md").read_text() == text  # untouched
+    r = run([*cmd, "--out", str(tmp_path / "again"), "--force"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "a_file").write_text("x")
+    r = run([*cmd, "--out", str(tmp_path / "a_file")], tmp_path)
+    assert r.returncode == 2 and "is a file" in r.stderr and r.stderr.count("\n") == 1
     r = run([sys.executable, "-m", "mmcost", "--help"], tmp_path)
     assert r.returncode == 0 and "reproduce" in r.stdout
 

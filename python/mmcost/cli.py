@@ -15,7 +15,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     out = Path(args.out)
     cache = None if args.no_cache else (Path(args.cache) if args.cache else reproduce.default_cache_dir())
     try:
-        reproduce.run(out, only=args.only, jobs=args.jobs, dpi=args.dpi, cache_dir=cache)
+        reproduce.run(out, only=args.only, jobs=args.jobs, dpi=args.dpi, cache_dir=cache, force=args.force)
     except ValueError as exc:
         print(f"mmcost reproduce: {exc}", file=sys.stderr)
         return 2
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--cache", metavar="DIR", help="keep rendered studies here between runs "
                      "(default: $XDG_CACHE_HOME/mmcost); a study reruns when its data or mmcost's code changes")
     rep.add_argument("--no-cache", action="store_true", help="render every study afresh and keep nothing")
+    rep.add_argument("--force", action="store_true", help="write into --out even if it is not empty")
     rep.set_defaults(func=_reproduce)
     mea = sub.add_parser("measure", help="run a benchmark on this machine's own kernel, or check the model against it")
     msub = mea.add_subparsers(dest="what", required=True)

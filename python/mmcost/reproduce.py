@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 from . import __version__, datasets, studies
 from .studies import Section
 
-__all__ = ["Section", "StudyOutput", "held_out_table", "run", "study_output", "default_cache_dir"]
+__all__ = ["OutputExists", "Section", "StudyOutput", "held_out_table", "run", "study_output", "default_cache_dir"]
 
 
 @dataclass
@@ -119,13 +119,29 @@ def _one(name: str, dpi: int, cache_dir: Path | None) -> StudyOutput:
     return _cached_study(cache_dir)(name, dpi)
 
 
+class OutputExists(ValueError):
+    """``out`` is a file, or a folder with something in it (and no ``force``)."""
+
+
+def check_out(out: Path, force: bool) -> None:
+    """Refuse to write into a file or a non-empty folder unless ``force``."""
+    if out.exists() and not out.is_dir():
+        raise OutputExists(f"--out {out}: is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise OutputExists(f"--out {out}: the folder is not empty (a previous report?); "
+                           "pass --force to overwrite it, or choose another folder")
+
+
 def run(out: Path, only: list[str] | None = None, progress: bool = True, *, jobs: int = 1, dpi: int = 100,
-        cache_dir: Path | None = None) -> str:
+        cache_dir: Path | None = None, force: bool = True) -> str:
     """Write ``out/report.md`` and the figures; returns the report's text.
 
     ``jobs``: studies rendered in that many processes at once; ``cache_dir``:
-    where rendered studies are kept between runs (None: no cache)."""
+    where rendered studies are kept between runs (None: no cache);
+    ``force=False``: refuse a non-empty ``out`` (what the command does
+    without ``--force``)."""
     out = Path(out)
+    check_out(out, force)
     known = studies.names()
     names = known if not only else list(only)
     unknown = [n for n in names if n not in known]
@@ -135,7 +151,13 @@ def run(out: Path, only: list[str] | None = None, progress: bool = True, *, jobs
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     if not isinstance(dpi, int) or isinstance(dpi, bool) or not 10 <= dpi <= 1200:
         raise ValueError(f"dpi must be an integer in [10, 1200], got {dpi!r}")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".mmcost-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise OutputExists(f"--out {out}: cannot write there ({exc.strerror or exc})") from exc
     results: dict[str, StudyOutput] = {}
     bar = tqdm(total=len(names), desc="studies", unit="study", disable=not progress)
     try:
