@@ -61,7 +61,7 @@ _INHERITED_LEAVES: contextvars.ContextVar = contextvars.ContextVar("inherited_le
 #: leaf maps by (class, Mechanism._shape()): networks built inside a solve share one
 _LEAFMAPS: dict = {}
 #: per-instance caches, not part of the description (pickling drops them)
-_CACHES = ("_leaves", "_cache", "_features")
+_CACHES = ("_leaves", "_cache", "_features", "_configured_cache")
 
 
 @dataclass(frozen=True)
@@ -206,6 +206,53 @@ def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()
             raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
         return value
     return value
+
+
+class _Draw:
+    """One parameter set's evaluation of a mechanism's plan.
+
+    A row's configuration at parameters ``p`` is the mechanism set to ``p``,
+    then configured by the row. When no changed parameter is one the row
+    moves with its tables, that equals the row's configuration at the
+    mechanism's own values (computed once per plan) with ``p`` set on top,
+    a parameter the row sets itself winning: one copy per row group and draw
+    instead of two, and no copy of the whole mechanism per draw."""
+
+    def __init__(self, model: Mechanism, p: dict):
+        self.model = model
+        self.changed = {k: x for k, x in p.items() if k in model.leaves and model.get(k) != x}
+        self.scoped: dict = {}
+        for name, val in p.items():
+            if SCOPE in name:
+                leaf, _, variant = name.partition(SCOPE)
+                self.scoped.setdefault(variant, {})[leaf] = val
+        self._base = None
+        self._solved: dict = {}
+
+    @property
+    def base(self) -> Mechanism:
+        if self._base is None:
+            self._base = self.model.set(**self.changed) if self.changed else self.model
+        return self._base
+
+    def solved(self, key, over):
+        extra = {k: x for k, x in self.scoped.get(over.get("variant"), {}).items() if missing(over.get(k))}
+        full = key + tuple(sorted(extra.items()))
+        hit = self._solved.get(full)
+        if hit is not None:
+            return hit
+        if extra or not self.changed:  # (at the model's own values its solves are cached on it)
+            hit = self.base._solved(full, {**over, **extra})
+        else:
+            cfg0, set_by_row, moved = self.model._configured(key, over)
+            if moved.isdisjoint(self.changed):
+                mine = {k: x for k, x in self.changed.items() if k not in set_by_row}
+                cfg = cfg0.set(**mine) if mine else cfg0
+                hit = (cfg, cfg.solve())
+            else:
+                hit = self.base._solved(full, over)
+        self._solved[full] = hit
+        return hit
 
 
 @dataclass(frozen=True)
@@ -480,6 +527,10 @@ class Mechanism(Model):
     def configure(self, **overrides) -> Mechanism:
         """This mechanism with a row's overrides (variant first, then columns),
         moving table-derived leaves with their tables."""
+        return self._configure(overrides)[0]
+
+    def _configure(self, overrides: dict) -> tuple[Mechanism, frozenset, frozenset]:
+        """:meth:`configure`, and the leaves the row set and the ones it moved."""
         over = {k: v for k, v in overrides.items() if not missing(v)}
         variant = over.pop("variant", None)
         if variant is not None and self.variants:
@@ -488,12 +539,12 @@ class Mechanism(Model):
             over = {**self.variants[variant], **over}
         over = {k: v for k, v in over.items() if k in self.leaves}
         if not over:
-            return self
+            return self, frozenset(), frozenset()
         old_t = self.table_values()
+        moved = {}
         new = self.set(**over)
         if old_t:
             new_t = new.table_values()
-            moved = {}
             for k, t_new in new_t.items():
                 t_old = old_t.get(k)
                 if k in over or k not in new.leaves or t_old is None or t_old == t_new:
@@ -507,7 +558,7 @@ class Mechanism(Model):
                 moved[k] = new.get(k) * t_new / t_old
             if moved:
                 new = new.set(**moved)
-        return new
+        return new, frozenset(over), frozenset(moved)
 
     def _solved(self, key, overrides):
         cache = self.__dict__.get("_cache")
@@ -540,26 +591,27 @@ class Mechanism(Model):
         return len(rows), out
 
     def context(self, p):
-        """The mechanism at ``p`` (solved configurations are cached on it) and
-        the per-variant parameters by variant."""
-        changed = {k: x for k, x in p.items() if k in self.leaves and self.get(k) != x}
-        base = self.set(**changed) if changed else self
-        scoped: dict = {}
-        for name, val in p.items():
-            if SCOPE in name:
-                leaf, _, variant = name.partition(SCOPE)
-                scoped.setdefault(variant, {})[leaf] = val
-        return base, scoped
+        """What every part of a plan shares at parameter set ``p``."""
+        return _Draw(self, p)
 
     def predict_prepared(self, metric, prepared, p, context) -> np.ndarray:
-        base, scoped = context
         n, groups = prepared
         out = np.empty(n)
         for key, over, idx, sub in groups:
-            extra = {k: x for k, x in scoped.get(over.get("variant"), {}).items() if missing(over.get(k))}
-            cfg, res = base._solved(key + tuple(sorted(extra.items())), {**over, **extra})
+            cfg, res = context.solved(key, over)
             out[idx] = np.asarray(cfg.metric_value(res, metric, sub), dtype=float)
         return out
+
+    def _configured(self, key, over):
+        """A row configuration of this mechanism, once per key: the plan's
+        groups at this mechanism's own parameter values."""
+        cache = self.__dict__.get("_configured_cache")
+        if cache is None or len(cache) > _CACHE_SIZE:
+            cache = {}
+            object.__setattr__(self, "_configured_cache", cache)
+        if key not in cache:
+            cache[key] = self._configure(over)
+        return cache[key]
 
     def predict_metric(self, metric, rows: pd.DataFrame, p) -> np.ndarray:
         return self.predict_prepared(metric, self.prepare(metric, rows), p, self.context(p))
