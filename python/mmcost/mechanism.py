@@ -356,11 +356,18 @@ class Mechanism(Model):
         leaves = self.leaves
         if any(leaves[n].kind == "object" for n in values):
             return replace(self, **top)
+        # replace() would call __init__ with every field again (a frozen setattr each); the copy
+        # takes the fields as they are, sets the changed ones, and validates as __init__ would
+        new = object.__new__(type(self))
+        state = {k: x for k, x in self.__dict__.items() if k not in _CACHES}
+        state.update(top)
+        new.__dict__.update(state)
         token = _INHERITED_LEAVES.set((leaves, frozenset(top)))
         try:
-            return replace(self, **top)
+            new.__post_init__()
         finally:
             _INHERITED_LEAVES.reset(token)
+        return new
 
     def _top_changes(self, values: dict) -> dict:
         """Top-level field values after ``values`` (flat names), so one replace
