@@ -80,3 +80,21 @@ def count_array(name: str, value, *, minimum: int = 1) -> np.ndarray:
 def same_length(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
     if a.shape != b.shape:
         raise ValueError(f"{name_a} and {name_b} must have the same length, got {a.size} and {b.size}")
+
+
+#: Documented size limits, checked before anything is allocated (README, "Limits").
+#: MVA populations solved (each needs O(K) work; the table O(N K) memory)
+MAX_POPULATION = 10_000_000
+#: cells of a per-population MVA table (population x stations): 400 MB of float64
+MAX_TABLE_CELLS = 50_000_000
+#: states of a birth-death chain
+MAX_CHAIN_STATES = 100_000_000
+#: expected units of work (events; a TLB call's folios and PTEs) of one simulated replication
+MAX_EVENTS = 10_000_000_000
+
+
+def at_most(name: str, value: float, limit: float, what: str = "") -> None:
+    """Refuse ``value`` above ``limit``, naming both (and what it would cost)."""
+    if value > limit:
+        extra = f" ({what})" if what else ""
+        raise ValueError(f"{name} = {value:.4g} is above the limit of {limit:.4g}{extra}")

@@ -59,6 +59,9 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
         (default 1, exponential: exact). Other values use the residual-life
         approximation of Reiser (1979): e.g. 0 for a deterministic hold.
 
+    Limits: ``population`` <= 10^7 and population x K <= 5 x 10^7 (the
+    table); :class:`mmcost.locks.LockSystem` solves larger N at O(K) memory.
+
     Returns
     -------
     DataFrame indexed by ``population`` 1..N with columns ``throughput``
@@ -71,6 +74,8 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
     v.same_length("demands", s, "visits", vis)
     z = v.scalar("think_time", think_time)
     n = v.count("population", population)
+    v.at_most("population", n, v.MAX_POPULATION)
+    v.at_most("population x stations", n * s.size, v.MAX_TABLE_CELLS, "the per-population table's cells")
     names = _station_names(stations, s.size)
     c2 = [] if scv is None else v.float_array("scv", scv)
     if scv is not None:
@@ -140,6 +145,7 @@ def birth_death(arrival_rates, service_rates) -> BirthDeathResult:
     lam = v.float_array("arrival_rates", arrival_rates)
     mu = v.float_array("service_rates", service_rates, positive=True)
     v.same_length("arrival_rates", lam, "service_rates", mu)
+    v.at_most("len(arrival_rates)", lam.size, v.MAX_CHAIN_STATES, "states of the chain")
     r = _core.queueing.birth_death(lam, mu)
     return BirthDeathResult(
         probabilities=np.asarray(r.probabilities),
@@ -158,6 +164,7 @@ def finite_source(n, think_time, service_rates) -> BirthDeathResult:
     service rate this is the machine-repairman model.
     """
     n = v.count("n", n)
+    v.at_most("n", n, v.MAX_CHAIN_STATES, "states of the chain")
     z = v.scalar("think_time", think_time, positive=True)
     mu = v.float_array("service_rates", service_rates, positive=True)
     if mu.size != n:
@@ -177,6 +184,8 @@ def machine_repairman(n, think_time, service_time) -> pd.DataFrame:
     ``throughput``, ``response_time``, ``utilization``, ``queue_length``.
     """
     ns = v.count_array("n", n)
+    v.at_most("max(n)", int(ns.max()), v.MAX_POPULATION)
+    v.at_most("len(n)", ns.size, v.MAX_POPULATION)
     z = v.scalar("think_time", think_time)
     s = v.scalar("service_time", service_time, positive=True)
     r = _core.queueing.machine_repairman(ns.tolist(), z, s)

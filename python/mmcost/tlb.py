@@ -777,6 +777,12 @@ class TlbModel(Mechanism):
         KeyboardInterrupt). Same seed, same result, whatever ``threads``."""
         horizon_s = v.scalar("horizon_s", horizon_s, positive=True)
         warmup_s = v.scalar("warmup_s", warmup_s)
+        # the DES's work: each call walks its batch's folios and their PTEs, every other event is one unit
+        rate = ((self.call_rate_per_s + self.reclaim_call_rate_per_s) * self.batch_folios * self.entries_per_folio
+                + self.promotion_call_rate_per_s + self.other_page_flush_rate_per_s + self.other_round_rate_per_s
+                + self.natural_flush_rate_per_s * self.cpus)
+        v.at_most("warmup_s + horizon_s", warmup_s + horizon_s, v.MAX_EVENTS / max(rate, 1e-300),
+                  f"{v.MAX_EVENTS:.0e} units of work (events, folios, PTEs) per replication at {rate:.4g}/s")
         replications = v.count("replications", replications, minimum=2)
         seed = v.count("seed", seed, minimum=0)
         threads = v.count("threads", threads if threads is not None else min(replications, os.cpu_count() or 1))

@@ -1,5 +1,7 @@
 #include "mmcost/queueing/usl.hpp"
 
+#include <cmath>
+
 #include "mmcost/errors.hpp"
 
 namespace mmcost::queueing {
@@ -12,12 +14,17 @@ Eigen::VectorXd usl(const Eigen::VectorXd& n, double sigma, double kappa, double
   for (Eigen::Index i = 0; i < n.size(); ++i) {
     const double ni = n[i];
     check::finite_positive(check::indexed("n", static_cast<std::size_t>(i)), ni);
-    const double denom = 1.0 + sigma * (ni - 1.0) + kappa * ni * (ni - 1.0);
+    // X = lam / (1/n + sigma (n - 1)/n + kappa (n - 1)): the law divided through by n, so neither
+    // lam n nor kappa n^2 is formed (they overflow long before X does)
+    const double denom = 1.0 / ni + sigma * ((ni - 1.0) / ni) + kappa * (ni - 1.0);
     // Only possible for n < 1 with sigma > 1: outside the law's domain.
     if (!(denom > 0.0))
       throw InvalidArgument(check::indexed("n", static_cast<std::size_t>(i)) +
                             " gives a non-positive USL denominator (n < 1 with sigma > 1)");
-    x[i] = lambda * ni / denom;
+    x[i] = lambda / denom;
+    if (!std::isfinite(x[i]))
+      throw NumericalError("usl: X(" + check::indexed("n", static_cast<std::size_t>(i)) +
+                           ") overflows a double (lam x n too large)");
   }
   return x;
 }
