@@ -193,3 +193,28 @@ def test_no_warning_for_a_good_fit():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         LinearModel().fit(linear_data(8))
+
+
+def test_a_parameter_on_its_bound_gets_a_one_sided_profile_limit_not_a_zero_error():
+    """y = c0 + c1 x with c1 >= 0 and data falling with x: c1 sits on its
+    bound. For a linear model the profile chi2 is a parabola, so the 95%
+    one-sided limit has a closed form: with the unconstrained estimate b and
+    its error s, chi2(t) - chi2(0) = ((t - b)^2 - b^2) / s^2 = 1.645^2 at
+    t = b + sqrt(b^2 + 1.645^2 s^2) (Feldman & Cousins 1998)."""
+    from scipy.special import ndtri
+
+    rng = np.random.default_rng([7, 18])
+    y = 2.0 - 0.1 * X + rng.normal(0, 0.3, X.size)  # the noise alone slopes +0.06
+    df = data(y, 0.3)
+    model = LinearModel().with_parameters(c1_s_per_cpu=dict(lower=0.0, value=0.1))
+    with pytest.warns(NotIdentifiableWarning, match="c1_s_per_cpu .* is at its lower bound"):
+        f = model.fit(df)
+    assert f.at_bound == {"c1_s_per_cpu": "lower"} and f.params["c1_s_per_cpu"] == pytest.approx(0.0, abs=1e-9)
+    assert np.isnan(f.stderr["c1_s_per_cpu"]) and np.isfinite(f.stderr["c0_s"])
+    assert "at its lower bound" in str(f) and "± 0 " not in str(f)
+    a = np.column_stack([np.ones_like(X), X]) / 0.3
+    (_, b), *_ = np.linalg.lstsq(a, y / 0.3, rcond=None)
+    s = np.sqrt(np.linalg.inv(a.T @ a)[1, 1])
+    assert b < 0
+    z = float(ndtri(0.95))
+    assert f.profile_limit("c1_s_per_cpu") == pytest.approx(b + np.sqrt(b**2 + z**2 * s**2), rel=1e-4)

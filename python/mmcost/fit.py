@@ -113,10 +113,27 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     if absolute_sigma is None:  # known sigma only when every row published one
         absolute_sigma = not any(str(s).startswith("default") for s in source)
     cov, warns = _covariance(res.jac, names, chi2, dof, absolute_sigma)
+    # least_squares' active set: a parameter pinned at a bound has no two-sided error
+    at_bound = {n: ("lower" if m < 0 else "upper") for n, m in zip(names, res.active_mask) if m != 0}
+    for n, side in at_bound.items():
+        w = (f"{n} = {best[n]:.4g} is at its {side} bound: its standard error is not a two-sided error; "
+             f"fit.profile_limit({n!r}) gives a one-sided limit")
+        warns.append(w)
+        warnings.warn(w, NotIdentifiableWarning, stacklevel=3)
     fitted = model.with_parameters(**best)
     return FitResult(model=fitted, data=df, sigma=sigma, sigma_source=source, chi2=chi2, dof=dof,
                      covariance=pd.DataFrame(cov, index=names, columns=names), absolute_sigma=absolute_sigma,
-                     warnings=tuple(warns), nfev=int(res.nfev))
+                     warnings=tuple(warns), nfev=int(res.nfev), at_bound=at_bound)
+
+
+def _penalised_chi2(result: FitResult, sigma: np.ndarray) -> float:
+    """sum of squared residuals over ``sigma`` plus each free prior's penalty."""
+    pred = result.model.evaluate(result.data)
+    chi2 = float(np.sum(((pred - result.data["value"].to_numpy(float)) / sigma) ** 2))
+    for q in result.model.parameters:
+        if q.free and q.prior is not None:
+            chi2 += ((q.value - q.prior.value) / q.prior.width) ** 2
+    return chi2
 
 
 def _covariance(jac, names, chi2, dof, absolute_sigma):
@@ -173,6 +190,8 @@ class FitResult:
     warnings: tuple[str, ...] = ()
     nfev: int = 0
     bootstrap_samples: pd.DataFrame | None = field(default=None, repr=False)
+    #: free parameters the optimiser left on a bound: name -> "lower" / "upper"
+    at_bound: dict = field(default_factory=dict)
 
     # --- numbers -------------------------------------------------------------------
     @property
@@ -186,7 +205,61 @@ class FitResult:
 
     @property
     def stderr(self) -> dict[str, float]:
-        return {n: float(np.sqrt(max(self.covariance.loc[n, n], 0.0))) for n in self.names}
+        """One standard deviation per free parameter; NaN for one on a bound
+        (see :attr:`at_bound` and :meth:`profile_limit`)."""
+        return {n: math.nan if n in self.at_bound else float(np.sqrt(max(self.covariance.loc[n, n], 0.0)))
+                for n in self.names}
+
+    def profile_chi2(self, name: str, value: float) -> float:
+        """chi2 (with the prior penalties) with ``name`` fixed at ``value`` and
+        every other free parameter refitted, minus this fit's; divided by
+        chi2/dof when sigma is scaled."""
+        if name not in self.names:
+            raise ValueError(f"profile: {name!r} is not a free parameter of this fit; free: {self.names}")
+        model = self.model.with_parameters(**{name: {"free": False, "value": float(value)}})
+        if model.free_names:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NotIdentifiableWarning)
+                chi2 = _penalised_chi2(fit(model, self.data, absolute_sigma=True,
+                                           default_rel_error=self.model.default_rel_error), self.sigma)
+        else:
+            chi2 = _penalised_chi2(replace(self, model=model), self.sigma)
+        delta = chi2 - _penalised_chi2(self, self.sigma)
+        return delta if self.absolute_sigma else delta / max(self.chi2_dof, 1e-300)
+
+    def profile_limit(self, name: str, level: float = 0.95) -> float:
+        """One-sided profile-likelihood limit of a parameter on a bound: the
+        value away from the bound where the profile chi2 rises by
+        z_level^2 (2.71 at 95%; Wilks' theorem, one degree of freedom, halved
+        by the bound as in Feldman & Cousins, PRD 57, 3873, 1998, sec. II).
+        For a parameter off its bounds, the same construction on the side
+        away from the nearer bound."""
+        from scipy.optimize import brentq
+        from scipy.special import ndtri
+
+        if not (0.5 < level < 1):
+            raise ValueError(f"level must be in (0.5, 1), got {level}")
+        if name not in self.names:
+            raise ValueError(f"profile_limit: {name!r} is not a free parameter of this fit; free: {self.names}")
+        p = self.model.params[name]
+        target = float(ndtri(level)) ** 2
+        side = self.at_bound.get(name) or ("lower" if p.value - p.lower <= p.upper - p.value else "upper")
+        far = p.upper if side == "lower" else p.lower
+        sd = float(np.sqrt(max(self.covariance.loc[name, name], 0.0)))
+        step = sd if sd > 0 and math.isfinite(sd) else max(abs(p.value), 1e-12)
+        direction = 1.0 if side == "lower" else -1.0
+        lo = p.value
+        for _ in range(60):  # bracket: double the step until the profile rises past the target
+            hi = p.value + direction * step
+            if (direction > 0 and hi >= far) or (direction < 0 and hi <= far):
+                hi = far
+            if self.profile_chi2(name, hi) >= target or hi == far:
+                break
+            lo, step = hi, 2 * step
+        if self.profile_chi2(name, hi) < target:
+            return far  # the data do not limit it inside its physical range
+        return float(brentq(lambda t: self.profile_chi2(name, t) - target, min(lo, hi), max(lo, hi),
+                            xtol=1e-6 * max(abs(hi), 1e-300), rtol=1e-6))
 
     @property
     def correlation(self) -> pd.DataFrame:
@@ -336,7 +409,7 @@ class FitResult:
                              prior="" if q.prior is None else f"{q.prior.value:g} ± {q.prior.width:g} ({q.prior.source})"))
         return pd.DataFrame(rows)
 
-    def __str__(self) -> str:
+    def __str__(self) -> str:  # noqa: C901 - one line per parameter kind
         """80 columns: each free parameter with its error and prior (source
         wrapped below it), then the fixed ones compactly (``table()`` has all)."""
         import textwrap
@@ -349,7 +422,11 @@ class FitResult:
             if not q.free:
                 fixed.append(f"{q.name} {q.value:.4g} {q.unit}")
                 continue
-            lines.append(f"  {q.name:<26} {q.value:>10.5g} ± {self.stderr.get(q.name, math.nan):<9.3g} {q.unit}")
+            if q.name in self.at_bound:
+                lines.append(f"  {q.name:<26} {q.value:>10.5g} at its {self.at_bound[q.name]} bound {q.unit}")
+                lines.append(f"      one-sided limit: fit.profile_limit({q.name!r})")
+            else:
+                lines.append(f"  {q.name:<26} {q.value:>10.5g} ± {self.stderr.get(q.name, math.nan):<9.3g} {q.unit}")
             if q.prior is not None:
                 lines += textwrap.wrap(f"prior {q.prior.value:g} ± {q.prior.width:g}: {q.prior.source}", 80,
                                        initial_indent="      ", subsequent_indent="      ")
