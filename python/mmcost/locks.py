@@ -244,10 +244,12 @@ class LockSystem(Mechanism):
 
     @classmethod
     def network(cls, cpus: int, locks: tuple, stages: tuple, irq_rate_per_us: float = 0.0,
-                irq_service_us: float = 0.0) -> LockSystem:
+                irq_service_us: float = 0.0, *, validate: bool = True) -> LockSystem:
         """A network to solve, not to fit: validated by :meth:`check`, without
         the parameter table a :class:`~mmcost.mechanism.Mechanism` builds
-        (``params`` is empty). The swap model solves thousands per fit."""
+        (``params`` is empty). The swap model solves thousands per fit.
+        ``validate=False`` skips :meth:`check` for a network built by code
+        from a validated model (the MVA core still checks every hold)."""
         obj = object.__new__(cls)
         for f in _fields_of(cls):
             if f.default is not dataclasses.MISSING:
@@ -257,7 +259,8 @@ class LockSystem(Mechanism):
         for name, val in (("cpus", v.count("cpus", cpus)), ("locks", tuple(locks)), ("stages", tuple(stages)),
                           ("irq_rate_per_us", irq_rate_per_us), ("irq_service_us", irq_service_us)):
             object.__setattr__(obj, name, val)
-        obj.check()
+        if validate:
+            obj.check()
         return obj
 
     def _shape(self):

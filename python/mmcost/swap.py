@@ -855,7 +855,8 @@ class SwapModel(Mechanism):
                     kswapd_share=k, kswapd_us=k * d_kswapd["reclaim"], throttled_us=throttled_us or 0.0)
         if throttled_us:  # asleep, off-CPU: a delay in the cycle
             stages.insert(1, Work(Dist.exponential(throttled_us)))
-        net = LockSystem.network(self.running, tuple(locks), tuple(stages))
+        # built from this validated model: names unique by construction, holds checked by the MVA core
+        net = LockSystem.network(self.running, tuple(locks), tuple(stages), validate=False)
         if throttled_us is None and self._isolation_threshold(self.folio_kb // PAGE_KB) is not None:
             # the sleep lengthens the cycle that sets its own chance: the fixed point of a decreasing
             # function, by Brent's method between no sleep and the sleep at the unthrottled rate
@@ -909,7 +910,7 @@ class SwapModel(Mechanism):
         stages.insert(0, Work(Dist.exponential(work)))
         if not locks:
             locks, stages = [Lock("none")], stages + [Critical("none", "none", Dist.exponential(1e-9))]
-        return LockSystem.network(freers, tuple(locks), tuple(stages))
+        return LockSystem.network(freers, tuple(locks), tuple(stages), validate=False)
 
     def _exit_time_s(self) -> tuple[float, float]:
         """(seconds from the writers' last store to their exit, CPU seconds it costs)."""

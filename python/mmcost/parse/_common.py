@@ -33,12 +33,17 @@ class Tok:
     line: int  # 1-based line of the original text
 
 
+#: characters mail clients and word processors put where a tool printed ASCII
+_TYPOGRAPHY = str.maketrans({"\u2212": "-", "\u2012": "-", "\u00a0": " ", "\u202f": " "})
+
+
 def _check_text(fmt: str, text) -> str:
     if not isinstance(text, str):
         raise TypeError(f"{fmt}: text must be a str, got {type(text).__name__}")
     if not text.strip():
         raise ParseError(fmt, None, "empty input")
-    return text
+    # a unicode minus or dash and a no-break space read as the ASCII the tool printed
+    return text.translate(_TYPOGRAPHY)
 
 
 def tokens(fmt: str, text) -> list[Tok]:
