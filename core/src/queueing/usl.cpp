@@ -21,7 +21,9 @@ Eigen::VectorXd usl(const Eigen::VectorXd& n, double sigma, double kappa, double
     if (!(denom > 0.0))
       throw InvalidArgument(check::indexed("n", static_cast<std::size_t>(i)) +
                             " gives a non-positive USL denominator (n < 1 with sigma > 1)");
-    x[i] = lambda / denom;
+    // kappa (n - 1) beyond a double: divide through by kappa as well (X is still ~lam / (kappa n))
+    x[i] = std::isfinite(denom) ? lambda / denom
+                                : (lambda / kappa) / ((ni - 1.0) + (1.0 / ni + sigma * ((ni - 1.0) / ni)) / kappa);
     if (!std::isfinite(x[i]))
       throw NumericalError("usl: X(" + check::indexed("n", static_cast<std::size_t>(i)) +
                            ") overflows a double (lam x n too large)");
