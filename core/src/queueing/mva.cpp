@@ -50,14 +50,21 @@ void recurse(const std::vector<double>& service_times, const std::vector<double>
     else
       r = demand.cwiseProduct((1.0 + q.array()).matrix());
     const double cycle = r.sum();
-    double x = static_cast<double>(n) / (think_time + cycle);
+    const double total = think_time + cycle;
+    // two finite halves may sum past a double while their X is a (subnormal) double: scale first
+    const double scale = std::fmax(think_time, cycle);
+    double x = std::isfinite(total) ? static_cast<double>(n) / total
+                                    : (static_cast<double>(n) / scale) / (think_time / scale + cycle / scale);
     // The residual-life approximation (scv != 1) can overshoot the
     // bottleneck bound near saturation; clamp to X <= 1 / D_max
     // (Denning & Buzen, Computing Surveys 10(3), 1978). Exact runs never hit it.
     if (approximate && dmax > 0.0 && x * dmax > 1.0) x = 1.0 / dmax;
-    if (!std::isfinite(x) || !std::isfinite(cycle))
+    if (!std::isfinite(cycle))
       throw NumericalError("mva: the cycle time overflows a double at population " + std::to_string(n) +
                            " (demands x population too large)");
+    if (!std::isfinite(x))
+      throw NumericalError("mva: the throughput overflows a double at population " + std::to_string(n) +
+                           " (think_time + demands too short)");
     q = x * r;
     u = x * demand;
     row(n, x, q);

@@ -16,7 +16,10 @@ Eigen::VectorXd usl(const Eigen::VectorXd& n, double sigma, double kappa, double
     check::finite_positive(check::indexed("n", static_cast<std::size_t>(i)), ni);
     // X = lam / (1/n + sigma (n - 1)/n + kappa (n - 1)): the law divided through by n, so neither
     // lam n nor kappa n^2 is formed (they overflow long before X does)
-    const double denom = 1.0 / ni + sigma * ((ni - 1.0) / ni) + kappa * (ni - 1.0);
+    // (for n < 1, outside the law's usual domain, n - 1 < 0 and those terms cancel; there the
+    // polynomial (1 - sigma) + (sigma - kappa) n + kappa n^2 over n cancels only as the inputs do)
+    const double denom = ni >= 1.0 ? 1.0 / ni + sigma * ((ni - 1.0) / ni) + kappa * (ni - 1.0)
+                                   : ((1.0 - sigma) + (sigma - kappa) * ni) / ni + kappa * ni;
     // Only possible for n < 1 with sigma > 1: outside the law's domain.
     if (!(denom > 0.0))
       throw InvalidArgument(check::indexed("n", static_cast<std::size_t>(i)) +
