@@ -130,3 +130,68 @@ def test_machine_repairman_equals_mva(ns, think, service):
         x, qk = mva_numpy(np.array([service]), think, n)
         assert mr.loc[n, "throughput"] == pytest.approx(x, rel=1e-9)
         assert mr.loc[n, "queue_length"] == pytest.approx(qk[0], rel=1e-8, abs=1e-12)
+
+
+# --- the mechanisms on random configurations ------------------------------------------------------
+MECH = settings(max_examples=max(20, int(os.environ.get("MMCOST_HYPOTHESIS_EXAMPLES", "200")) // 4), deadline=None)
+
+from mmcost.locks import Critical, Dist, Lock, LockSystem, Work  # noqa: E402
+from mmcost.swap import SwapModel  # noqa: E402
+from mmcost.tlb import TlbModel  # noqa: E402
+
+
+@MECH
+@given(st.integers(1, 256), st.lists(st.tuples(st.integers(0, 2), WIDE, st.booleans()), min_size=1, max_size=6),
+       WIDE, st.integers(1, 4))
+def test_lock_analytic_within_the_asymptotic_bounds(cpus, sections, work, partitions):
+    """Denning & Buzen's bounds: X <= min(N / (Z + D), 1 / D_max) for any
+    closed network, D_max the busiest station's demand per cycle."""
+    locks = tuple(Lock(f"L{i}", partitions=partitions if i == 0 else 1) for i in range(3))
+    stages = (Work(Dist.exponential(work)),) + tuple(
+        Critical(f"L{lock}", f"site{j}", Dist.exponential(hold), irq_disabled=irq)
+        for j, (lock, hold, irq) in enumerate(sections))
+    try:
+        res = LockSystem(cpus, locks, stages).analytic()
+    except ValueError as exc:  # a hold or work beyond its documented bound (1e9 us)
+        assert named(exc, "work_us", *(f"site{j}_hold_us" for j in range(len(sections)))), exc
+        return
+    x = res.throughput_per_s / 1e6
+    demand = {}
+    for lock, hold, _ in sections:
+        demand[lock] = demand.get(lock, 0.0) + hold / (partitions if lock == 0 else 1)
+    total = work + sum(h for _, h, _ in sections)
+    assert math.isfinite(x) and x > 0
+    assert x <= min(cpus / total, 1 / max(demand.values())) * (1 + 1e-9)
+    for row in res.site_values.values():
+        assert all(math.isfinite(v) for k, v in row.items() if k not in ("lock", "wait_max_us", "wait_sd_us"))
+
+
+@MECH
+@given(st.sampled_from([4, 16, 32, 64, 128, 2048]), st.integers(1, 64), st.one_of(st.none(), st.integers(1, 128)),
+       st.sampled_from(["brd", "zram", "zswap", "nvme"]), st.sampled_from(["5.10", "6.6", "6.9", "6.18"]),
+       st.sampled_from(["generic-x86", "generic-arm64", "xeon-8255c", "ampere-altra"]),
+       st.one_of(st.none(), st.integers(64, 4096)))
+def test_swap_model_gives_finite_positive_numbers_or_names_the_field(kb, processes, cpus, device, kernel, cpu, memcg):
+    try:
+        model = SwapModel(folio_kb=kb, processes=processes, cpus=cpus, swap_device=device, kernel=kernel,
+                          cpu_model=cpu, memcg_mb=memcg)
+        res = model.solve()
+    except (ValueError, TypeError) as exc:
+        assert named(exc, "folio_kb", "processes", "cpus", "swap_device", "kernel", "cpu_model", "memcg_mb"), exc
+        return
+    for qty in res.quantities:
+        assert math.isfinite(qty.value) and qty.value >= 0, qty
+
+
+@MECH
+@given(st.sampled_from(["immediate", "batched", "deferred"]), st.sampled_from(["x86", "arm64"]),
+       st.integers(1, 512), st.floats(0, 1e7), st.floats(0, 1e6), st.integers(1, 512), st.booleans())
+def test_tlb_model_is_finite_or_flagged_saturated(policy, arch, cpus, demotions, reclaims, batch, virtualized):
+    res = TlbModel(policy=policy, arch=arch, cpus=cpus, demotion_rate_per_s=demotions,
+                   reclaim_unmap_rate_per_s=reclaims, batch_folios=batch, virtualized=virtualized).solve()
+    rates = res.details["rates"]
+    assert all(math.isfinite(v) and v >= 0 for v, _, _ in rates.bounds.values())
+    if res.details["saturated"]:
+        assert res["runtime_s"] == math.inf
+    else:
+        assert math.isfinite(res["runtime_s"]) and res["runtime_s"] > 0

@@ -977,7 +977,8 @@ class TlbResult:
         pti = 2.0 if m.pti_on else 1.0
         out = dict(exit_recv=exit_recv, full_us=c.full_flush_us * pti,
                    walk_us=c.walk_ns * 1e-3 * (c.nested_walk_factor if virt else 1.0),
-                   pv_ipi=bool(m.switch("pv_ipi")) if virt else False)
+                   # kvm_flush_tlb_multi's PV IPIs are x86's (the switch is x86-only); arm64 broadcasts TLBIs
+                   pv_ipi=bool(m.switch("pv_ipi")) if virt and m.arch is Arch.X86 else False)
         object.__setattr__(self, "_primitives_cache", out)
         return out
 
