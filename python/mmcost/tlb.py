@@ -905,7 +905,9 @@ def _pending_integral_smooth(reuse: Dist, lam_d: float, kappa: float, b: int) ->
         def integrand(t):  # S_1 exp(-lam_d int_0^t (1 - S_1) - kappa t)
             return math.exp(-beta * t - lam_d * (t + math.expm1(-beta * t) / beta) - kappa * t)
 
-        return integrate.quad(integrand, 0.0, 50.0 / beta, limit=400, epsabs=0.0, epsrel=1e-10)[0]
+        # the integrand is below exp(-(beta + kappa) t): beyond 50 / (beta + kappa) it is < e^-50 of its
+        # integral; a longer range (50 / beta) makes QUADPACK miss a fast decay (kappa >> beta)
+        return integrate.quad(integrand, 0.0, 50.0 / (beta + kappa), limit=400, epsabs=0.0, epsrel=1e-10)[0]
     s2 = math.log1p(reuse.cv**2)
     dist = stats.lognorm(s=math.sqrt(s2), scale=mean * math.exp(-0.5 * s2))
     t = np.concatenate([[0.0], np.geomspace(float(dist.ppf(1e-15)), float(dist.isf(1e-13)), 40_000)])
