@@ -42,7 +42,7 @@ def test_model_sweep_same_everywhere(usl_fit):
 def test_fit_sweep_on_a_dask_cluster(usl_fit):
     import distributed
     serial = sweep(usl_fit, GRID, executor="serial", n_samples=50, seed=4)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         dask = sweep(usl_fit, GRID, executor=client.get_executor(), n_samples=50, seed=4)
     pd.testing.assert_frame_equal(serial, dask)
