@@ -21,7 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
-from mmcost.measure.machine import Machine, kernel_release, shuffled_runs, vmstat  # noqa: E402
+from mmcost.measure.machine import Machine, compile_helper, kernel_release, shuffled_runs, vmstat  # noqa: E402
 
 FOLIO_KB = (4, 16, 32, 64, 128, 256, 512)
 REPS = 7
@@ -42,8 +42,7 @@ def write_rows(rows: list[dict]) -> None:
 
 
 def main() -> int:
-    exe = Path("/tmp/mmcost_lazyfree_pageout")
-    subprocess.run(["cc", "-O2", "-Wall", "-o", str(exe), str(HERE / "lazyfree_pageout.c")], check=True)
+    exe = compile_helper(HERE / "lazyfree_pageout.c")
     order = shuffled_runs(REPS, FOLIO_KB)
     raw = HERE / "raw"
     raw.mkdir(exist_ok=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
-from mmcost.measure.machine import Machine, kernel_release, shuffled_runs, vmstat, wait_zram_below  # noqa: E402
+from mmcost.measure.machine import Machine, compile_helper, kernel_release, shuffled_runs, vmstat, wait_zram_below  # noqa: E402
 
 PROCESSES = (1, 2, 4)
 REPS = 5
@@ -38,8 +38,7 @@ def write_rows(rows: list[dict]) -> None:
 
 
 def main() -> int:
-    exe = Path("/tmp/mmcost_pageout_munmap")
-    subprocess.run(["cc", "-O2", "-Wall", "-o", str(exe), str(HERE / "pageout_munmap.c")], check=True)
+    exe = compile_helper(HERE / "pageout_munmap.c")
     order = shuffled_runs(REPS, PROCESSES)
     raw = HERE / "raw"
     raw.mkdir(exist_ok=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
-from mmcost.measure.machine import Machine, kernel_release, shuffled_runs, vmstat, wait_zram_below  # noqa: E402
+from mmcost.measure.machine import Machine, compile_helper, kernel_release, shuffled_runs, vmstat, wait_zram_below  # noqa: E402
 
 MODES = ("dirty", "clean")
 HELPERS = ("spin", "sleep", "none")
@@ -41,8 +41,7 @@ def write_rows(rows: list[dict]) -> None:
 
 
 def main() -> int:
-    exe = Path("/tmp/mmcost_pageout_flush")
-    subprocess.run(["cc", "-O2", "-Wall", "-pthread", "-o", str(exe), str(HERE / "pageout_flush.c")], check=True)
+    exe = compile_helper(HERE / "pageout_flush.c", "-pthread")
     configs = [(mode, helper) for mode in MODES for helper in HELPERS]
     order = shuffled_runs(REPS, configs)
     raw = HERE / "raw"

@@ -253,10 +253,11 @@ class FitResult:
             hi = p.value + direction * step
             if (direction > 0 and hi >= far) or (direction < 0 and hi <= far):
                 hi = far
-            if self.profile_chi2(name, hi) >= target or hi == far:
+            rise = self.profile_chi2(name, hi)  # one refit per trial value
+            if rise >= target or hi == far:
                 break
             lo, step = hi, 2 * step
-        if self.profile_chi2(name, hi) < target:
+        if rise < target:
             return far  # the data do not limit it inside its physical range
         return float(brentq(lambda t: self.profile_chi2(name, t) - target, min(lo, hi), max(lo, hi),
                             xtol=1e-6 * max(abs(hi), 1e-300), rtol=1e-6))

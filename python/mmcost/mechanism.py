@@ -351,8 +351,9 @@ class Mechanism(Model):
         return self._copy(top, values) if top else self
 
     def _copy(self, top: dict, values: dict) -> Mechanism:
-        """``replace(self, **top)``, keeping the leaf map when the change only
-        sets leaf values of known kinds (then the fields' shape is the same)."""
+        """``replace(self, **top)``. When the change only sets leaf values of
+        known kinds (the fields' shape is the same), the copy keeps the leaf
+        map and is made from the fields as they are."""
         leaves = self.leaves
         if any(leaves[n].kind == "object" for n in values):
             return replace(self, **top)

@@ -40,6 +40,14 @@ def kernel_release(root: str | Path = "/") -> str:
     return (Path(root) / "proc/sys/kernel/osrelease").read_text().strip()
 
 
+def compile_helper(source: str | Path, *flags: str) -> Path:
+    """Build a measurement's C helper (``cc -O2 -Wall``) into /tmp; its path."""
+    source = Path(source)
+    exe = Path("/tmp") / f"mmcost_{source.stem}"
+    subprocess.run(["cc", "-O2", "-Wall", *flags, "-o", str(exe), str(source)], check=True)
+    return exe
+
+
 def shuffled_runs(reps: int, configs, seed: int = 0) -> list[tuple]:
     """(rep, config) in repetition-major order, the configurations of every
     repetition in one fixed shuffled order (``random.Random(seed)``)."""
