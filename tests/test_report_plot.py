@@ -4,6 +4,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -153,3 +155,65 @@ def test_reproduce_cache_is_keyed_on_the_code_and_parallel_runs_agree(tmp_path, 
         run(tmp_path / "f", only=["nope"], progress=False)
     with pytest.raises(ValueError, match="jobs"):
         run(tmp_path / "f", only=both, progress=False, jobs=0)
+
+
+LKP_ROW = re.compile(r"^\s+[\d.]+\s+(± +\d+%)?\s+[+-][\d.]+%\s+[\d.]+\s+(± +\d+%)?\s+(\S.*)$")
+
+
+def email_problems(text: str) -> list[str]:
+    """Lines of a report that would not paste into an 80-column email: any
+    line over 80 columns (a published LKP metric name may run on past them,
+    as LKP prints it, if its numbers end within 80), a pandas missing value,
+    or a whole counter printed with a fraction."""
+    problems, code = [], False
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            code = not code
+            continue
+        lkp = LKP_ROW.match(line) if code else None
+        if len(line) > 80 and not (lkp and lkp.start(3) <= 80):
+            problems.append(f"line {i}: {len(line)} columns: {line[:60]}...")
+        if re.search(r"<NA>|\bNaN\b|\bnan\b|NaT", line):
+            problems.append(f"line {i}: a missing value printed: {line[:60]}")
+        if re.search(r"\b\d{6,}\.0\b", line):  # a counter, not a rounded prediction
+            problems.append(f"line {i}: a whole number printed with a fraction: {line[:60]}")
+    return problems
+
+
+def test_the_whole_report_pastes_into_an_email(tmp_path):
+    text = run(tmp_path, progress=False, jobs=2)
+    assert email_problems(text) == []
+    assert "[1] " in text  # prior sources as numbered notes below their fit
+    assert not re.search(r"prior [^\n]*:", text)  # ... not inline in the fit summaries
+
+
+def test_email_problems_finds_each_kind():
+    assert len(email_problems("x" * 81)) == 1
+    assert len(email_problems("```\n  0    1  <NA>\n```")) == 1
+    assert len(email_problems("swpout 1735216.0")) == 1
+    lkp = "     10.86 ± 12%     -23.4%       8.31 ± 16%  perf-profile.cycles-pp." + "x" * 60
+    assert email_problems(f"```\n{lkp}\n```") == []
+
+
+def test_fixed_width_layout():
+    df = pd.DataFrame({"metric": ["swpout_count", "sd"], "before": [1735216.0, 2.5], "n": [9, np.nan],
+                       "note": ["a", None]})
+    text = report.fixed_width(df, headers={"n": "runs"})
+    lines = text.splitlines()
+    assert lines[0].split() == ["metric", "before", "runs", "note"]
+    assert lines[2].split() == ["swpout_count", "1735216", "9", "a"]  # whole numbers as integers
+    assert lines[3].split() == ["sd", "2.5"]  # missing values blank
+    assert len({len(x) for x in lines[:2]}) == 1  # the rule as wide as the header
+    with pytest.raises(ValueError, match="90 columns wide"):
+        report.fixed_width(pd.DataFrame({"x" * 90: [1]}))
+    with pytest.raises(ValueError, match="non-empty"):
+        report.fixed_width(pd.DataFrame())
+
+
+def test_fit_summary_footnotes_its_priors():
+    fit = mmcost.studies.get("kvm_6_18_munmap").fit()
+    sources = fit.prior_sources()
+    text = fit.summary(footnotes=True)
+    assert sources and all(f"[{i}]" in text for i in range(1, len(sources) + 1))
+    assert not any(src[:30] in text for src in sources)
+    assert all(src[:30] in str(fit).replace("\n      ", " ") for src in sources)  # inline by default

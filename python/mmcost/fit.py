@@ -410,10 +410,23 @@ class FitResult:
                              prior="" if q.prior is None else f"{q.prior.value:g} ± {q.prior.width:g} ({q.prior.source})"))
         return pd.DataFrame(rows)
 
-    def __str__(self) -> str:  # noqa: C901 - one line per parameter kind
-        """80 columns: each free parameter with its error and prior (source
-        wrapped below it), then the fixed ones compactly (``table()`` has all)."""
+    def prior_sources(self) -> list[str]:
+        """The sources of the free parameters' priors, in parameter order,
+        each once: what :meth:`summary` numbers ``[1]``, ``[2]`` ... with
+        ``footnotes=True``."""
+        return list(dict.fromkeys(q.prior.source for q in self.model.parameters if q.free and q.prior is not None))
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def summary(self, footnotes: bool = False) -> str:  # noqa: C901 - one line per parameter kind
+        """80 columns: each free parameter with its error and prior, then the
+        fixed ones compactly (``table()`` has all). A prior's source is
+        wrapped below it, or with ``footnotes`` referred to as ``[n]``, the
+        n-th of :meth:`prior_sources` (for a report that lists them below)."""
         import textwrap
+
+        notes = {src: i + 1 for i, src in enumerate(self.prior_sources())}
 
         lines = [f"{self.model.name} fit: chi2/dof = {self.chi2:.4g}/{self.dof} = {self.chi2_dof:.3g}, "
                  f"{len(self.data)} points",
@@ -428,7 +441,9 @@ class FitResult:
                 lines.append(f"      one-sided limit: fit.profile_limit({q.name!r})")
             else:
                 lines.append(f"  {q.name:<26} {q.value:>10.5g} ± {self.stderr.get(q.name, math.nan):<9.3g} {q.unit}")
-            if q.prior is not None:
+            if q.prior is not None and footnotes:
+                lines.append(f"      prior {q.prior.value:g} ± {q.prior.width:g} [{notes[q.prior.source]}]")
+            elif q.prior is not None:
                 lines += textwrap.wrap(f"prior {q.prior.value:g} ± {q.prior.width:g}: {q.prior.source}", 80,
                                        initial_indent="      ", subsequent_indent="      ")
         if fixed:
@@ -438,7 +453,8 @@ class FitResult:
             for b in self.names[i + 1 :]:
                 r = c.loc[a, b]
                 if np.isfinite(r) and CORRELATION_NOTE < abs(r) <= CORRELATION_LIMIT:
-                    lines.append(f"  note: {a} and {b} are strongly correlated ({r:+.3f})")
+                    lines += textwrap.wrap(f"note: {a} and {b} are strongly correlated ({r:+.3f})", 80,
+                                           initial_indent="  ", subsequent_indent="    ")
         for w in self.warnings:
             lines += textwrap.wrap(f"warning: {w}", 80, initial_indent="  ", subsequent_indent="    ")
         return "\n".join(lines)

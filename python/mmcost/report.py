@@ -4,13 +4,17 @@
 - :func:`lkp_block` prints them like LKP's ``%stddev %change %stddev`` block
   (what mm reviewers read every day), optionally with the model's change;
 - :func:`markdown_table` prints a pivot like seed 000's tables, optionally with
-  model columns.
-Both outputs parse back with :mod:`mmcost.parse`.
+  the model's value beside each measured one;
+- :func:`fixed_width` prints any frame as a plain fixed-width table (tabulate)
+  of at most 80 columns, blanks for missing values and integers as integers;
+- :func:`wrap` breaks prose to 80 columns.
+The first two parse back with :mod:`mmcost.parse`.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -107,7 +111,8 @@ def markdown_table(df: pd.DataFrame, *, row: str, column: str, value: str = "val
     """A pipe table: one row per ``row`` value, one column per ``column`` value
     (in order of appearance), cells ``fmt``-formatted (unit included in fmt,
     e.g. ``"{:.1f}%"``). ``model``: a frame with the same ``row``/``column``
-    keys whose ``model_value`` adds a ``<column> (model)`` column after each."""
+    keys whose ``model_value`` follows each measured cell in parentheses,
+    ``-44.1% (-44.7%)``, so the table stays as narrow as the measured one."""
     if df.empty:
         raise ValueError("markdown_table needs rows")
     cols = list(dict.fromkeys(df[column]))
@@ -115,20 +120,83 @@ def markdown_table(df: pd.DataFrame, *, row: str, column: str, value: str = "val
     cell = {(r, c): v for r, c, v in zip(df[row], df[column], df[value])}
     mcell = {} if model is None else {(r, c): v for r, c, v in zip(model[row], model[column], model[model_value])}
     header = [corner or row]
-    for c in cols:
-        header.append(str(c))
-        if model is not None:
-            header.append(f"{c} (model)")
+    header += [str(c) for c in cols]
     body = []
     for r in rows:
         line = [str((row_labels or {}).get(r, r))]
         for c in cols:
-            line.append(fmt.format(cell[(r, c)]) if (r, c) in cell else "")
-            if model is not None:
-                line.append(fmt.format(mcell[(r, c)]) if (r, c) in mcell else "")
+            text = fmt.format(cell[(r, c)]) if (r, c) in cell else ""
+            if (r, c) in mcell:
+                text += f" ({fmt.format(mcell[(r, c)])})"
+            line.append(text.strip())
         body.append(line)
     widths = [max(len(x[i]) for x in [header] + body) for i in range(len(header))]
     def fmt_row(cells):
         return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))) + " |"
     sep = "|:" + "-" * (widths[0] + 1) + "|" + "|".join("-" * (w + 1) + ":" for w in widths[1:]) + "|"
     return "\n".join([fmt_row(header), sep] + [fmt_row(b) for b in body]) + "\n"
+
+
+#: the widest line of a table or paragraph meant for an email
+WIDTH = 80
+
+
+def fixed_width(df: pd.DataFrame, *, headers: dict | None = None, floatfmt: str | dict = "g",
+                width: int = WIDTH) -> str:
+    """``df`` as a plain fixed-width table (tabulate's ``simple`` format):
+    ``headers`` renames columns (a header may hold a newline for two lines),
+    ``floatfmt`` is one format or one per column, missing values print as
+    blanks and columns of whole numbers as integers. A table wider than
+    ``width`` raises ValueError naming its width: shorten the headers or drop
+    columns, a wrapped table is unreadable."""
+    import tabulate as tab
+
+    if not isinstance(df, pd.DataFrame) or df.empty:
+        raise ValueError("fixed_width needs a non-empty DataFrame")
+    cols = list(df.columns)
+    names = [str((headers or {}).get(c, c)) for c in cols]
+    fmts = [floatfmt.get(c, "g") if isinstance(floatfmt, dict) else floatfmt for c in cols]
+    body = []
+    for row in df.itertuples(index=False):
+        cells = []
+        for v, f in zip(row, fmts):
+            if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+                cells.append("")
+            elif isinstance(v, (bool, np.bool_)):
+                cells.append(str(bool(v)))
+            elif isinstance(v, (int, np.integer)) or (isinstance(v, (float, np.floating)) and float(v).is_integer()
+                                                       and f == "g" and abs(v) < 1e15):
+                cells.append(f"{int(v)}")
+            elif isinstance(v, (float, np.floating)):
+                cells.append(format(float(v), f))
+            else:
+                cells.append(str(v))
+        body.append(cells)
+    numeric = [all(_is_number(r[i]) for r in body if r[i] != "") for i in range(len(cols))]
+    padding, tab.MIN_PADDING = tab.MIN_PADDING, 0  # headers as wide as their text: the columns already have a gap
+    try:
+        text = tab.tabulate(body, headers=names, tablefmt="simple", disable_numparse=True,
+                            colalign=["right" if n else "left" for n in numeric])
+    finally:
+        tab.MIN_PADDING = padding
+    widest = max(len(line) for line in text.splitlines())
+    if widest > width:
+        raise ValueError(f"fixed_width: the table is {widest} columns wide, more than {width}; "
+                         f"columns {names}")
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", "").rstrip("%"))
+    except ValueError:
+        return False
+    return True
+
+
+def wrap(text: str, width: int = WIDTH, indent: str = "") -> str:
+    """``text`` broken at spaces to ``width`` columns, continuation lines
+    indented by ``indent`` beyond the first line's own indentation."""
+    lead = text[: len(text) - len(text.lstrip())]
+    return "\n".join(textwrap.wrap(text.strip(), width, initial_indent=lead, subsequent_indent=lead + indent,
+                                    break_long_words=False, break_on_hyphens=False))

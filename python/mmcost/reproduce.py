@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from . import __version__, datasets, studies
+from . import __version__, datasets, report, studies
 from .studies import Section
 
 __all__ = ["OutputExists", "Section", "StudyOutput", "held_out_table", "run", "study_output", "default_cache_dir"]
@@ -54,6 +54,26 @@ def held_out_table(frames: dict[str, pd.DataFrame]) -> str:
     return "\n".join(lines)
 
 
+def heading(title: str, width: int = report.WIDTH) -> list[str]:
+    """A ``###`` heading of at most ``width`` columns: a longer title keeps
+    its part before the last `` (`` or ``: `` that fits (outside
+    parentheses), and the rest follows as a wrapped paragraph."""
+    if len(title) + 4 <= width:
+        return [f"### {title}"]
+    depth, cuts = 0, []
+    for i, ch in enumerate(title):
+        if ch == "(" and depth == 0 and title[i - 1 : i] == " ":
+            cuts.append(i - 1)
+        if ch == ":" and depth == 0 and title[i + 1 : i + 2] == " ":
+            cuts.append(i)
+        depth += (ch == "(") - (ch == ")")
+    cut = max([c for c in cuts if 0 < c <= width - 4], default=0)
+    if not cut:
+        return [f"### {title[: width - 4]}", "", report.wrap(title)]
+    rest = title[cut:].strip(" :")
+    return [f"### {title[:cut]}", "", report.wrap(rest[:1].upper() + rest[1:])]
+
+
 def study_output(name: str, dpi: int = 100) -> StudyOutput:
     """Render study ``name``: its sections as markdown lines and its figures
     as PNG (at ``dpi``) and SVG bytes."""
@@ -61,17 +81,20 @@ def study_output(name: str, dpi: int = 100) -> StudyOutput:
 
     study = studies.get(name)
     src = datasets.source(name)
-    lines = [f"## {name}", "", f"{src['title']}  ", f"{src['author']}, {src['date']}; {src.get('hardware', '')}", ""]
+    lines = [f"## {name}", "", report.wrap(src["title"]), "",
+             report.wrap(f"{src['author']}, {src['date']}; {src.get('hardware', '')}"), ""]
     out = StudyOutput(name, lines)
     for s in study.sections():
-        lines += [f"### {s.title}", "", "```", s.text.rstrip("\n"), "```", ""]
+        lines += [*heading(s.title), "", "```", s.text.rstrip("\n"), "```", ""]
+        if s.notes:
+            lines += [report.wrap(f"[{i}] {note}", indent="    ") for i, note in enumerate(s.notes, 1)] + [""]
         if s.figure is not None:
             for suffix, kwargs in ((".png", {"dpi": dpi}), (".svg", {})):
                 buf = io.BytesIO()
                 s.figure.savefig(buf, format=suffix[1:], **kwargs)
                 out.files[str(Path(s.figure_name).with_suffix(suffix))] = buf.getvalue()
             plt.close(s.figure)
-            lines += [f"![{s.title}]({s.figure_name})", ""]
+            lines += [f"![{Path(s.figure_name).stem}]({s.figure_name})", ""]
     out.held_out = study.held_out()
     return out
 

@@ -22,12 +22,21 @@ HELD_OUT_COLUMNS = ["metric", "configuration", "published", "predicted", "lo", "
 @dataclass
 class Section:
     """One part of a report: a title, the plain-text table as pasted into an
-    email (at most 80 columns), and optionally a figure."""
+    email (at most 80 columns), optionally a figure, and the notes the table
+    refers to as ``[1]``, ``[2]`` ... (the sources of a fit's priors)."""
 
     title: str
     text: str
     figure: Figure | None = None
     figure_name: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def of_fit(cls, title: str, fit: FitResult, after: str = "", **kwargs) -> Section:
+        """A fit's summary with its priors' sources as notes (and ``after``
+        below the summary)."""
+        text = fit.summary(footnotes=True) + (f"\n\n{after}" if after else "")
+        return cls(title, text, notes=tuple(fit.prior_sources()), **kwargs)
 
 
 class Study:

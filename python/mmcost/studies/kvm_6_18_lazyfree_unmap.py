@@ -85,7 +85,7 @@ class Kvm618LazyfreeUnmap(Study):
                           f"[{x.lo:.3f}, {x.hi:.3f}]")
         return [Section("MADV_PAGEOUT of 64 MiB of lazyfree folios: time per 4K page (medians of 7)",
                         "\n".join(lines)),
-                Section("reclaim costs fitted to 4K and 64K folios", str(fit)),
+                Section.of_fit("reclaim costs fitted to 4K and 64K folios", fit),
                 Section("the same runs before batched lazyfree unmap (v6.14; best [90% band])", "\n".join(lines2))]
 
 

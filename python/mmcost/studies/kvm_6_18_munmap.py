@@ -72,9 +72,9 @@ class Kvm618Munmap(Study):
         held = self.held_out()
         second = self.lines_fit()
         four = self._predicted(second, r[r["processes"] == 4].reset_index(drop=True))
-        return [Section("free path fitted to 1 process (moved lines at their x86 prior)", str(self.fit())),
+        return [Section.of_fit("free path fitted to 1 process (moved lines at their x86 prior)", self.fit()),
                 Section("2 and 4 processes predicted (medians of 5 runs)", self._summary(held)),
-                Section("moved lines fitted to 1 and 2 processes", str(second)),
+                Section.of_fit("moved lines fitted to 1 and 2 processes", second),
                 Section("4 processes predicted by that fit", self._summary(four))]
 
 

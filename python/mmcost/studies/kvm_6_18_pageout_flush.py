@@ -112,7 +112,7 @@ class Kvm618PageoutFlush(Study):
                 f"{prior[PER_FOLIO[2]]:.1f} us")
         return [Section("MADV_PAGEOUT of 16384 pages: shootdowns and IPI costs per folio",
                         "\n".join(lines)),
-                Section("flush IPI costs fitted to the dirty runs", str(fit) + "\n\n" + text)]
+                Section.of_fit("flush IPI costs fitted to the dirty runs", fit, text)]
 
 
 study = Kvm618PageoutFlush()

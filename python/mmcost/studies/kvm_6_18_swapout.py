@@ -54,7 +54,7 @@ class Kvm618Swapout(Study):
 
     def sections(self) -> list[Section]:
         v = self._verify()
-        return [Section("swap model fitted to one corner of the matrix (1 process, 256M, lzo-rle)", str(v["fit"])),
+        return [Section.of_fit("swap model fitted to one corner of the matrix (1 process, 256M, lzo-rle)", v["fit"]),
                 Section("every other configuration predicted (mmcost measure verify)", v["text"], v["figure"],
                         "kvm_6_18_swapout_verify.png")]
 

@@ -64,7 +64,7 @@ class Kvm618Usemem(Study):
         h.append(f"median |error| of the 2-process throughput: "
                  f"{np.median(np.abs(err['error'] / err['published'])):.0%}")
         return [Section("usemem-style swap-out, 2-vCPU KVM guest, 6.18, zram, 256 MiB memcg", "\n".join(lines)),
-                Section("swap model (mmcost.swap.SwapModel), fit to the 1-process runs", str(fit)),
+                Section.of_fit("swap model (mmcost.swap.SwapModel), fit to the 1-process runs", fit),
                 Section("swap model: the 2-process runs and the shootdowns, held out", "\n".join(h))]
 
 

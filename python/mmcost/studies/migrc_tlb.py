@@ -214,7 +214,7 @@ class MigrcTlb(Study):
         counters = df[df["experiment"].isin(["xsbench_perf_stat", "xsbench_summary", "xsbench_time"])]
         shoot = df[df["experiment"] == "xsbench_interrupts"]
         total = shoot.groupby("variant", as_index=False)["value"].sum().assign(
-            metric="tlb_shootdowns", source_name="TLB shootdowns (sum over 16 CPUs)")
+            metric="tlb_shootdowns", source_name="TLB shootdowns (16 CPUs)")
         rows = report.compare(pd.concat([counters, total], ignore_index=True), "before", "after")
         fig = plot.before_after(shoot, "tlb_shootdowns", ["before", "after"], by="cpu")
         fit = self.fit()
@@ -226,12 +226,15 @@ class MigrcTlb(Study):
             lines.append(f"{r.variant:<7} {r.metric:<32} {r.measured:>11.5g} {r.predicted:>11.5g} "
                          f"{100 * (r.predicted / r.measured - 1):>+7.2f}%")
         held = self.held_out()
+        lines += ["", "held out (change %)                          published  predicted [90% band]"]
         for r in held.itertuples():
-            lines.append(f"held out: {r.configuration}: published {r.published:+.1f}%, predicted "
-                         f"{r.predicted:+.1f}% [{r.lo:+.1f}, {r.hi:+.1f}]")
+            what = r.configuration.replace("cover letter claim (", "cover letter: ").removesuffix("_change_pct)")
+            lines.append(f"  {what[:42]:<42} {r.published:>+9.1f}  {r.predicted:>+9.1f} "
+                         f"[{r.lo:+.1f}, {r.hi:+.1f}]")
         table = self.prediction_table(n_samples=200)
         pred = "\n".join(f"{s:<26} runtime {t['runtime change %']}%" for s, t in table.iterrows())
-        pred += "\n\nassumptions:\n" + "\n".join(f"  {s:<26} {a}" for s, a in table["assumption"].items())
+        pred += "\n\nassumptions:\n" + "\n".join(report.wrap(f"  {s:<26} {a}", indent=" " * 27)
+                                                  for s, a in table["assumption"].items())
         ws = xsbench_footprint_mib()
         band = plot.scaling(fit, "fast_mem_mb", "runtime_s_change_pct", xs=np.linspace(0.02, 1.2, 25) * ws,
                             configs={"variant": "after", "baseline": "before"}, n_samples=100, fixed_priors=True,
@@ -251,7 +254,7 @@ class MigrcTlb(Study):
             "XSBench's pages live; neither is modelled (see the README)."])
         return [Section("XSBench in a KVM guest, before/after migrc", report.lkp_block(rows, "before", "after"), fig,
                         "migrc_tlb_shootdowns.png"),
-                Section("TLB model (mmcost.tlb.TlbModel), fit", str(fit)),
+                Section.of_fit("TLB model (mmcost.tlb.TlbModel), fit", fit),
                 Section("TLB model: measured vs fitted (per-CPU shootdowns as their mean)", "\n".join(lines)),
                 Section("TLB model: predictions (best [90% band]), each with its assumption", pred, band,
                         "migrc_tlb_fast_memory.png"),

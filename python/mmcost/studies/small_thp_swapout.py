@@ -65,7 +65,7 @@ class SmallThpSwapout(Study):
         loo = self.fit_rows().assign(best=held["predicted"].to_numpy())
         held_text = report.markdown_table(loo, row="folio_kb", column="variant", value="value", fmt="{:.1f}%",
                                           row_labels=LABELS, corner="alloc size", model=loo)
-        held_text += (f"\nleave-one-out absolute error over the 9 cells: median {err.median():.1f} points, "
+        held_text += (f"\nleave-one-out error over the 9 cells: median {err.median():.1f} points, "
                       f"max {err.max():.1f} points")
         band = plot.scaling(fit, "folio_kb", "usemem_throughput_kib_s_change_pct",
                             xs=[4, 16, 32, 64, 128, 256, 512, 2048], logx=True, fixed_priors=True, n_samples=60,
@@ -73,7 +73,7 @@ class SmallThpSwapout(Study):
                                      "processes": 70, "memcg_mb": 40 * 1024, "swap_device": "brd", "arch": "arm64"})
         return [Section("usemem throughput vs 4K/baseline (mean of 5)", mean, fig, "small_thp_swapout_change.png"),
                 Section("standard deviation as % of mean", rsd),
-                Section("swap model (mmcost.swap.SwapModel), fit", str(fit)),
+                Section.of_fit("swap model (mmcost.swap.SwapModel), fit", fit),
                 Section("swap model: measured (model), change vs 4K/baseline", fitted),
                 Section("swap model: measured (each cell predicted by a fit to the other eight)", held_text, band,
                         "small_thp_swapout_folio_sizes.png")]

@@ -71,12 +71,13 @@ class SwapAllocLocks(Study):
             fit = self.fit_of(int(kb))
             res = fit.residuals
             h = held[held["configuration"].str.startswith(f"{kb}K")]
-            lines = [str(fit), "", f"{'variant':<8} {'metric':<12} {'measured':>10} {'fitted':>10} {'left out':>10}"]
+            lines = [f"{'variant':<8} {'metric':<12} {'measured':>10} {'fitted':>10} {'left out':>10}"]
             for (_, r), p in zip(res.iterrows(), h["predicted"]):
                 lines.append(f"{r['variant']:<8} {r['metric']:<12} {r['measured']:>10.2f} {r['predicted']:>10.2f} "
                              f"{p:>10.2f}")
             lines.append("left out: predicted by a fit to the other three numbers")
-            out.append(Section(f"global si->lock model (mmcost.swap_alloc_lock), make -j96, {kb}K", "\n".join(lines)))
+            out.append(Section.of_fit(f"global si->lock model (mmcost.swap_alloc_lock), make -j96, {kb}K", fit,
+                                      "\n".join(lines)))
         return out
 
 

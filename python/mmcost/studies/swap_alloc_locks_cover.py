@@ -13,7 +13,7 @@ import warnings
 
 import pandas as pd
 
-from .. import datasets
+from .. import datasets, report
 from ..fit import NotIdentifiableWarning
 from ..swap_alloc_lock_scaling import CONFIG, BuildScalingModel, figure, predict_configs
 from ._study import Section, Study
@@ -60,40 +60,60 @@ class SwapAllocLocksCover(Study):
     def sections(self) -> list[Section]:
         df = self.data()
         times = df[(df["experiment"] == "make_defconfig_tmpfs") & df["metric"].isin(TIMES)]
-        t = times.pivot_table(index=["folio_kb", "processes", "memcg_mb", "swap_mb"], columns=["metric", "variant"],
-                              values="value")
-        for m in TIMES:
-            t[(m, "change %")] = 100 * (t[(m, "after")] / t[(m, "before")] - 1)  # recomputed: see source.toml
-        t = t[[(m, v) for m in TIMES for v in ("before", "after", "change %")]]
+        t = times.pivot_table(index=list(CONFIG) + ["swap_mb"], columns=["metric", "variant"], values="value",
+                              sort=False)
+        matrix = pd.DataFrame({"folio": [f"{kb}K" for kb in t.index.get_level_values("folio_kb")],
+                               "jobs": t.index.get_level_values("processes"),
+                               "memcg": [f"{mb}M" for mb in t.index.get_level_values("memcg_mb")],
+                               "swap": [f"{mb}M" for mb in t.index.get_level_values("swap_mb")]})
+        for m, name in zip(TIMES, ("sys", "real")):
+            before, after = t[(m, "before")].to_numpy(), t[(m, "after")].to_numpy()
+            matrix[f"{name} s\nbefore"] = before
+            matrix[f"{name} s\nafter"] = after
+            matrix[f"{name}\nchange %"] = 100 * (after / before - 1)  # recomputed: see source.toml
         lock = df[df["experiment"] == "perf_lock_before_series"]
-        lock = lock.pivot_table(index=["item", "call_site"], columns="metric", values="printed", aggfunc="first")
-        c = df[df["experiment"] == "make_j96"].pivot_table(index="metric", columns="variant", values="value")
+        lock = lock.pivot_table(index=["item", "call_site"], columns="metric", values="printed", aggfunc="first",
+                                sort=False).reset_index()
+        wait = lock.get("lock_wait_avg_ms", pd.Series(pd.NA, index=lock.index))
+        lock_table = pd.DataFrame({"call site": lock["call_site"], "contended": lock["lock_contended_count"],
+                                   "avg wait": wait.fillna(lock.get("lock_wait_avg_us")),
+                                   "max wait": lock["lock_wait_max_ms"], "total wait": lock["lock_wait_total_s"]})
+        c = df[df["experiment"] == "make_j96"].pivot_table(index="metric", columns="variant", values="value",
+                                                           sort=False).reset_index()
         mb = df[(df["experiment"] == "swap_microbench_4g_zero") & df["item"].notna()]
-        mb = mb.groupby(["metric", "variant"])["value"].agg(["mean", "std", "count"]).unstack("variant")
+        mb = mb.groupby(["metric", "variant"], sort=False)["value"].agg(["mean", "std", "count"]).unstack("variant")
+        micro = pd.DataFrame({"metric": mb.index})
+        for v in dict.fromkeys(mb.columns.get_level_values("variant")):
+            micro[f"{v}\nmean"] = mb[("mean", v)].to_numpy()
+            micro[f"{v}\nsd"] = mb[("std", v)].to_numpy()
+            micro[f"{v}\nruns"] = mb[("count", v)].to_numpy()
         out = [Section("make -jNR defconfig on tmpfs + ZRAM (12 runs each; change recomputed from the times)",
-                       t.round(1).to_string()),
+                       report.fixed_width(matrix, floatfmt={k: ".1f" for k in matrix.columns if "%" in k})),
                Section("perf lock contention -ab sleep 3, make -j64 / 1G / 4K, before the series (top rows)",
-                       lock.to_string()),
-               Section("hugepages-64kB/stats, make -j96 / 1152M / 64K", c[["before", "after"]].to_string()),
+                       report.fixed_width(lock_table)),
+               Section("hugepages-64kB/stats, make -j96 / 1152M / 64K",
+                       report.fixed_width(c[["metric", "before", "after"]])),
                Section("one thread, 4G of zero memory on ZRAM (unit not printed; over the 9 listed runs)",
-                       mb.round(1).to_string())]
+                       report.fixed_width(micro, floatfmt=".1f"))]
         fit = self.fit()
         held = self.held_out()
-        lines = [str(fit), "", f"{'seed 003, make -j96':<44} {'published':>9} {'model':>8} {'error':>8}"]
-        for r in held.itertuples():
-            lines.append(f"{r.configuration[:30] + ' ' + r.metric[:3]:<44} {r.published:>+8.1f}% "
-                         f"{r.predicted:>+7.1f}% {r.error:>+7.1f}pt")
-        lines.append("fitted to the cover letter's 8 configurations only; seed 003's runs held out")
+        seed = pd.DataFrame({"seed 003": held["configuration"].str.removesuffix(" (seed 003)"),
+                             "change of": held["metric"].str.removesuffix("_change_pct"),
+                             "published %": held["published"], "model %": held["predicted"],
+                             "error points": held["error"]})
+        lines = [report.fixed_width(seed, floatfmt="+.1f"),
+                 "fitted to the cover letter's 8 configurations only; seed 003's runs held out"]
         model = self.model()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
             all_fit = model.fit(self.builds()[self.builds()["variant"] == "before"])
             loo = all_fit.loo(by=list(CONFIG))
         err = 100 * (loo["predicted"] / loo["measured"] - 1)
-        held_cfg = loo.assign(error_pct=err)[["folio_kb", "processes", "memcg_mb", "metric", "measured", "predicted",
-                                              "error_pct"]]
-        held_text = (held_cfg.round(1).to_string(index=False)
-                     + f"\nmedian |error| {err.abs().median():.1f}%, max {err.abs().max():.1f}%")
+        held_cfg = pd.DataFrame({"folio": [f"{kb:g}K" for kb in loo["folio_kb"]], "jobs": loo["processes"],
+                                 "memcg": [f"{mb:g}M" for mb in loo["memcg_mb"]], "metric": loo["metric"],
+                                 "measured": loo["measured"], "predicted": loo["predicted"], "error %": err})
+        held_text = (report.fixed_width(held_cfg, floatfmt={"predicted": ".1f", "error %": "+.1f"})
+                     + f"median |error| {err.abs().median():.1f}%, max {err.abs().max():.1f}%")
 
         def sweep_lines(sweep):
             return "\n".join(
@@ -105,9 +125,9 @@ class SwapAllocLocksCover(Study):
         limits = predict_configs(all_fit, [(96, m, 4) for m in (768, 1024, 1280, 1536)]
                                  + [(96, m, 64) for m in (1152, 1536, 2048)], n_samples=200, seed=5)
         return out + [
-            Section("global si->lock across job counts (mmcost.swap_alloc_lock_scaling): matrix fit, seed 003 "
-                    "predicted", "\n".join(lines)),
-            Section("each configuration predicted from the other nine", str(all_fit) + "\n\n" + held_text),
+            Section.of_fit("global si->lock across job counts (mmcost.swap_alloc_lock_scaling): matrix fit, "
+                           "seed 003 predicted", fit, "\n".join(lines)),
+            Section.of_fit("each configuration predicted from the other nine", all_fit, held_text),
             Section("predicted real time at 16 MiB per job, 4K (best [90% band])", sweep_lines(sweep),
                     figure(sweep, self.builds()), "swap_alloc_locks_job_scaling.png"),
             Section("predicted real time of make -j96 at other memcg limits (after kernel interpolated linearly: "

@@ -72,7 +72,7 @@ class SwapcacheWbTags(Study):
         lines.append("fitted to the base kernel only (kernel 4.7 era, PMEM, 8 processes)")
         return [Section("vm-scalability swap-w-seq, 8 processes, PMEM swap",
                         report.lkp_block(rows, "base", "base+patch"), fig, "swapcache_wb_tags_call_sites.png"),
-                Section("whole swap-out path (mmcost.swap.SwapModel), fit to the base kernel", str(fit)),
+                Section.of_fit("whole swap-out path (mmcost.swap.SwapModel), fit to the base kernel", fit),
                 Section("whole swap-out path: the patched kernel predicted", "\n".join(lines))]
 
 
