@@ -57,3 +57,17 @@ def test_schema_rejects_malformed_rows():
     with pytest.raises(ValueError, match="'virtualized'"):
         schema.coerce(bad)
     assert isinstance(schema.coerce(good), pd.DataFrame)
+
+
+def test_the_bundled_seed_emails_are_the_published_ones():
+    """Each source's seed_file is bundled, and equals the project's copy where
+    ../shared/seeds is checked out beside the repository."""
+    from conftest import SEEDS, SHARED_SEEDS
+
+    seeded = [mmcost.datasets.source(n)["seed_file"] for n in mmcost.datasets.names()
+              if "seed_file" in mmcost.datasets.source(n)]
+    assert len(seeded) == 4
+    for name in seeded:
+        assert (SEEDS / name).is_file(), name
+        if SHARED_SEEDS.is_dir():
+            assert (SEEDS / name).read_bytes() == (SHARED_SEEDS / name).read_bytes(), name

@@ -180,13 +180,6 @@ def email_problems(text: str) -> list[str]:
     return problems
 
 
-def test_the_whole_report_pastes_into_an_email(tmp_path):
-    text = run(tmp_path, progress=False, jobs=2)
-    assert email_problems(text) == []
-    assert "[1] " in text  # prior sources as numbered notes below their fit
-    assert not re.search(r"prior [^\n]*:", text)  # ... not inline in the fit summaries
-
-
 def test_email_problems_finds_each_kind():
     assert len(email_problems("x" * 81)) == 1
     assert len(email_problems("```\n  0    1  <NA>\n```")) == 1
@@ -217,3 +210,64 @@ def test_fit_summary_footnotes_its_priors():
     assert sources and all(f"[{i}]" in text for i in range(1, len(sources) + 1))
     assert not any(src[:30] in text for src in sources)
     assert all(src[:30] in str(fit).replace("\n      ", " ") for src in sources)  # inline by default
+
+
+def test_every_plot_draws_into_a_given_axes_and_returns_its_figure(linear_fit):
+    import matplotlib.pyplot as plt
+
+    d004 = mmcost.datasets.load("swapcache_wb_tags")
+    d001 = mmcost.datasets.load("migrc_tlb")
+    shoot = d001[d001["experiment"] == "xsbench_interrupts"]
+    fig, axes = plt.subplots(2, 3)
+    try:
+        drawn = [plot.scaling(linear_fit, "cpus", ax=axes[0, 0]),
+                 plot.before_after(SMALL, "swapout_kib_s", ["base", "patched"], ax=axes[0, 1]),
+                 plot.pulls(linear_fit, ax=axes[0, 2]),
+                 plot.call_site_shares(d004, ax=axes[1, 0]),
+                 plot.spread(shoot, "tlb_shootdowns", ["before", "after"], ax=axes[1, 1], title="a title")]
+        assert all(f is fig for f in drawn)
+        assert axes[1, 1].get_title(loc="left") == "a title"
+        assert all(len(a.get_children()) > 10 for a in axes.flat[:5])
+        with pytest.raises(TypeError, match="ax must be"):
+            plot.pulls(linear_fit, ax="left")
+    finally:
+        plt.close(fig)
+
+
+def test_a_new_figure_shows_inline_without_pyplot(linear_fit):
+    fig = plot.pulls(linear_fit)
+    assert isinstance(fig, plot.CoverFigure) and fig._repr_png_().startswith(b"\x89PNG")
+
+
+def test_labels_are_words_with_units_and_folio_sizes_read_4k_to_2m():
+    m = mmcost.metrics
+    assert m.label("usemem_throughput_kib_s") == "usemem throughput per process [KiB/s]"
+    assert m.label("usemem_throughput_kib_s_change_pct", "4K baseline") == \
+        "usemem throughput per process change vs 4K baseline [%]"
+    assert m.label("munmap_time_ms") == "munmap time [ms]"
+    assert m.label("itlb_load_miss_count") == "iTLB load miss"
+    assert [m.folio_label(k) for k in (4, 16, 64, 512, 2048)] == ["4K", "16K", "64K", "512K", "2M"]
+    d000 = mmcost.datasets.load("small_thp_swapout")
+    fig = plot.before_after(d000, "usemem_throughput_kib_s_change_pct", ["baseline", "remove-huge-flag"],
+                            by="folio_kb")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["4K", "64K", "2M"]
+    assert ax.get_xlabel() == "folio size" and "_" not in ax.get_ylabel()
+
+
+def test_no_study_figure_has_a_snake_case_label():
+    """Every figure reproduce draws: axis labels and tick labels in words."""
+    import matplotlib.pyplot as plt
+
+    for name in mmcost.studies.names():
+        for s in mmcost.studies.get(name).sections():
+            if s.figure is None:
+                continue
+            assert s.figure.axes[0].get_ylabel(), name  # panels sharing y may leave theirs blank
+            for ax in s.figure.axes:
+                assert ax.get_xlabel(), name
+                for text in (ax.get_xlabel(), ax.get_ylabel()):
+                    assert not re.search(r"[a-z]+_[a-z]+", text), (name, text)
+                assert not re.search(r"\$2\^", " ".join(t.get_text() for t in ax.get_xticklabels())), name
+            assert s.figure.axes[0].get_title(loc="left") or s.figure._suptitle, (name, "no title")
+            plt.close(s.figure)

@@ -167,6 +167,76 @@ def unit_of(metric: str) -> str:
     raise KeyError(f"unknown metric {metric!r}; see mmcost.metrics.METRICS")
 
 
+#: axis-label words where the name alone reads badly (the unit is added by label())
+LABELS = {
+    "usemem_throughput_kib_s": "usemem throughput per process",
+    "tlb_shootdowns": "TLB shootdowns per CPU",
+    "tlb_shootdowns_per_s": "TLB shootdowns per CPU per second",
+    "cycles_share_pct": "share of cycles",
+    "runtime_s": "runtime",
+    "swapout_kib_s": "swap-out rate",
+    "tlb_overhead_pct": "CPU time lost to TLB maintenance",
+    "sys_time_s": "system CPU time",
+    "user_time_s": "user CPU time",
+    "real_time_s": "wall-clock time",
+    "itlb_flush_count": "iTLB flushes",
+    "dtlb_thread_flush_count": "dTLB thread flushes",
+    "stlb_any_flush_count": "sTLB flushes",
+}
+
+#: the words of snake_case names that are acronyms or kernel names
+_WORDS = {"tlb": "TLB", "itlb": "iTLB", "dtlb": "dTLB", "stlb": "sTLB", "cpu": "CPU", "cpus": "CPUs",
+          "ipi": "IPI", "thp": "THP", "mthp": "mTHP", "memcg": "memcg", "zram": "zram", "numa": "NUMA",
+          "lru": "LRU", "kib": "KiB", "mib": "MiB", "gb": "GB"}
+
+#: unit suffixes a name ends in, longest first (what label() strips before adding [unit])
+_UNIT_SUFFIXES = ("_kib_s", "_gb_s", "_per_s", "_count", "_bytes", "_pct", "_us", "_ms", "_ns", "_s")
+
+#: configuration columns as axis words
+COLUMN_LABELS = {"folio_kb": "folio size", "cpu": "CPU", "cpus": "CPUs", "processes": "processes",
+                 "threads": "threads", "memcg_mb": "memcg limit [MiB]", "fast_mem_mb": "fast memory [MiB]",
+                 "swap_mb": "swap size [MiB]", "variant": "kernel"}
+
+
+def words(name: str) -> str:
+    """A snake_case name as words: ``itlb_flush`` -> ``iTLB flush``."""
+    return " ".join(_WORDS.get(w, w) for w in name.split("_") if w)
+
+
+def label(metric: str, baseline: str | None = None) -> str:
+    """An axis label in words with its unit: ``usemem_throughput_kib_s`` ->
+    ``usemem throughput per process [KiB/s]``; a ``_change_pct`` metric ->
+    ``... change vs <baseline> [%]``. Names outside the vocabulary get
+    their words and no unit."""
+    base = metric.removesuffix(CHANGE_SUFFIX)
+    change = base != metric
+    text = LABELS.get(base)
+    if text is None:
+        stem = base
+        for suffix in _UNIT_SUFFIXES:
+            if stem.endswith(suffix) and stem != suffix:
+                stem = stem[: -len(suffix)]
+                break
+        text = words(stem)
+    if change:
+        return f"{text} change{f' vs {baseline}' if baseline else ''} [%]"
+    unit = METRICS[base][0] if base in METRICS else ""
+    return f"{text} [{unit}]" if unit and unit not in ("1", "count", "unstated") else text
+
+
+def column_label(column: str) -> str:
+    """A configuration column as axis words (``folio_kb`` -> ``folio size``)."""
+    return COLUMN_LABELS.get(column, words(column))
+
+
+def folio_label(kb: float) -> str:
+    """A folio size in KiB as kernel people write it: 4K, 64K, 2M."""
+    kb = float(kb)
+    if kb >= 1024 and (kb / 1024).is_integer():
+        return f"{kb / 1024:g}M"
+    return f"{kb:g}K"
+
+
 def for_perf_event(event: str) -> str:
     return PERF_EVENTS.get(event, snake(event) + "_count")
 

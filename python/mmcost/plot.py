@@ -1,28 +1,66 @@
 """Figures for a cover letter, from data and fit results (matplotlib).
 
-Every function returns the matplotlib Figure; save it with
-``fig.savefig("x.png")`` or ``.svg``. Import this module only where figures
-are wanted: it needs matplotlib (not a dependency of the models).
+Every function draws into ``ax`` when given one (a panel of the caller's
+figure) and otherwise into a new figure, and returns that Figure; save it
+with ``fig.savefig("x.png")`` or ``.svg``. A new figure is not registered with
+pyplot (no global state; safe headless and in loops) and still shows inline
+in Jupyter. Labels are words with units (:func:`mmcost.metrics.label`),
+folio sizes are ticked 4K/64K/2M, and ``title`` names the kernel and the
+configuration. Import this module only where figures are wanted: it needs
+matplotlib (not a dependency of the models).
 """
 
 from __future__ import annotations
 
+import io
+import textwrap
+
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from . import metrics as vocabulary
 from . import schema
 from .fit import FitResult
 
+__all__ = ["CoverFigure", "before_after", "call_site_shares", "folio_axis", "pulls", "scaling", "spread"]
+
 STYLE = dict(figsize=(6.4, 3.6), dpi=120)
 MEASURED = dict(fmt="o", color="black", ms=4, capsize=3, label="measured")
 MODEL_COLOR = "tab:blue"
+VARIANT_COLORS = ["0.6", MODEL_COLOR, "tab:orange", "tab:green", "tab:red"]
+TITLE = dict(fontsize=9, loc="left")
+#: more groups than this and the per-group % change labels would overlap
+MAX_ANNOTATED_GROUPS = 8
 
 
-def _figure(**kw) -> tuple[Figure, object]:
-    fig = Figure(**{**STYLE, **kw})  # not pyplot: no global state, works headless
-    return fig, fig.add_subplot()
+class CoverFigure(Figure):
+    """A matplotlib Figure that Jupyter shows inline without pyplot."""
+
+    def _repr_png_(self) -> bytes:
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", bbox_inches="tight")
+        return buf.getvalue()
+
+
+def _axes(ax: Axes | None, **kw) -> tuple[Figure, Axes]:
+    if ax is None:
+        fig = CoverFigure(**{**STYLE, **kw})
+        return fig, fig.add_subplot()
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    return ax.figure, ax
+
+
+def _finish(fig: Figure, ax: Axes, title: str | None, own: bool) -> Figure:
+    if title:  # wrapped to the axes' width at the title's font size (about 0.55 em per character)
+        width_pt = ax.get_position().width * fig.get_figwidth() * 72
+        ax.set_title(textwrap.fill(title, max(30, int(width_pt / (0.55 * TITLE["fontsize"])))), **TITLE)
+    if own:
+        fig.tight_layout()
+    return fig
 
 
 def _error(df: pd.DataFrame) -> np.ndarray:
@@ -30,15 +68,38 @@ def _error(df: pd.DataFrame) -> np.ndarray:
     return np.nan_to_num(schema.published_sigma(df))
 
 
+def _count_axis(ax: Axes) -> None:
+    """Large counts as 1,340,000, not an offset '1e6' that collides with the title."""
+    lo, hi = ax.get_ylim()
+    if max(abs(lo), abs(hi)) >= 1e4:
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+
+
+def _number(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def folio_axis(ax: Axes, sizes_kb, axis: str = "x") -> None:
+    """A log2 axis of folio sizes ticked at ``sizes_kb`` as 4K, 64K, 2M."""
+    sizes = sorted({float(s) for s in sizes_kb})
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    target.set_major_locator(FixedLocator(sizes))
+    target.set_minor_locator(NullLocator())
+    (ax.set_xticklabels if axis == "x" else ax.set_yticklabels)([vocabulary.folio_label(s) for s in sizes])
+
+
 def scaling(fit: FitResult, x: str, metric: str | None = None, *, xs=None, interval: float = 0.9,
             configs: dict | None = None, n_samples: int = 300, logx: bool = False, fixed_priors: bool = False,
-            measured: pd.DataFrame | None = None) -> Figure:
+            measured: pd.DataFrame | None = None, title: str | None = None, ylabel: str | None = None,
+            xlabel: str | None = None, ax: Axes | None = None) -> Figure:
     """The model curve and its band over the configuration column ``x``
     (cpus, processes, folio_kb ...), with the measured points: the fit's own
     rows of ``metric`` that match ``configs`` (with error bars), or ``measured`` (columns ``x`` and
-    ``value``) for a quantity the fit did not use. ``configs`` fixes the other
+    ``value``, optionally ``stddev``) for a quantity the fit did not use. ``configs`` fixes the other
     columns of the predicted rows; ``fixed_priors`` widens the band by the
-    priors of fixed parameters (:meth:`FitResult.sample_params`)."""
+    priors of fixed parameters (:meth:`FitResult.sample_params`). ``folio_kb``
+    is drawn on a log2 axis ticked 4K ... 2M."""
     res = fit.residuals
     metric = metric or res["metric"].iloc[0]
     pts = res[res["metric"] == metric]
@@ -55,37 +116,45 @@ def scaling(fit: FitResult, x: str, metric: str | None = None, *, xs=None, inter
     xs = np.asarray(xs, float)
     grid = pd.DataFrame({x: xs, "metric": metric, **(configs or {})})
     pred = fit.predict(grid, interval=interval, n_samples=n_samples, fixed_priors=fixed_priors)
-    fig, ax = _figure()
-    ax.fill_between(xs, pred["lo"], pred["hi"], color=MODEL_COLOR, alpha=0.25, label=f"{interval:.0%} band")
-    ax.plot(xs, pred["best"], color=MODEL_COLOR, label=f"{fit.model.name} fit")
+    fig, axes = _axes(ax)
+    axes.fill_between(xs, pred["lo"], pred["hi"], color=MODEL_COLOR, alpha=0.25, label=f"{interval:.0%} band")
+    axes.plot(xs, pred["best"], color=MODEL_COLOR, label=f"{fit.model.name} model")
     if not pts.empty:
-        ax.errorbar(pts[x], pts["measured"], yerr=pts["sigma"], **MEASURED)
+        axes.errorbar(pts[x], pts["measured"], yerr=pts["sigma"], **MEASURED)
     if measured is not None:
-        ax.errorbar(measured[x], measured["value"], yerr=_error(measured), **MEASURED)
-    if logx:
-        ax.set_xscale("log", base=2)
-    ax.set_xlabel(x)
-    known = metric.removesuffix(vocabulary.CHANGE_SUFFIX) in vocabulary.METRICS
-    ax.set_ylabel(f"{metric} [{vocabulary.unit_of(metric) if known else ''}]")
-    ax.legend(frameon=False)
-    fig.tight_layout()
-    return fig
+        axes.errorbar(measured[x], measured["value"], yerr=_error(measured), **MEASURED)
+    if x == "folio_kb":
+        folio_axis(axes, xs)
+    elif logx:
+        axes.set_xscale("log", base=2)
+    axes.set_xlabel(xlabel or vocabulary.column_label(x))
+    axes.set_ylabel(ylabel or vocabulary.label(metric, (configs or {}).get("baseline")))
+    axes.legend(frameon=False)
+    return _finish(fig, axes, title, ax is None)
 
 
-def before_after(df: pd.DataFrame, metric: str, variants: list[str], *, by: str | None = None) -> Figure:
+def _group_labels(by: str | None, groups: list) -> list[str]:
+    if by == "folio_kb":
+        return [vocabulary.folio_label(g) for g in groups]
+    return [str(g) if g is not None else "" for g in groups]
+
+
+def before_after(df: pd.DataFrame, metric: str, variants: list[str], *, by: str | None = None,
+                 title: str | None = None, ylabel: str | None = None, ax: Axes | None = None) -> Figure:
     """Bars of ``metric`` for each of ``variants`` (grouped by ``by``), error
-    bars from stddev/stddev_pct; with two variants the % change of the second
-    against the first is printed above each pair."""
+    bars from the published stddev/stddev_pct; with two variants and at most
+    8 groups the % change of the second against the first is printed above
+    each pair (more groups: use :func:`spread`)."""
     rows = df[df["metric"] == metric]
     if rows.empty:
         raise ValueError(f"no rows of metric {metric!r}")
     if len(variants) < 1:
         raise ValueError("variants must name at least one variant")
     groups = list(dict.fromkeys(rows[by])) if by else [None]
-    fig, ax = _figure()
+    fig, axes = _axes(ax)
     width = 0.8 / len(variants)
-    colors = ["0.6", MODEL_COLOR, "tab:orange", "tab:green", "tab:red"]
-    annotate = len(variants) == 2 and not metric.endswith(vocabulary.CHANGE_SUFFIX)
+    annotate = (len(variants) == 2 and not metric.endswith(vocabulary.CHANGE_SUFFIX)
+                and len(groups) <= MAX_ANNOTATED_GROUPS)
     for i, g in enumerate(groups):
         part = rows if g is None else rows[rows[by] == g]
         vals = []
@@ -93,54 +162,93 @@ def before_after(df: pd.DataFrame, metric: str, variants: list[str], *, by: str 
             r = part[part["variant"] == v]
             if len(r) != 1:
                 raise ValueError(f"need one {metric!r} row of variant {v!r}" + (f" for {by}={g}" if by else ""))
-            ax.bar(i + (j - (len(variants) - 1) / 2) * width, r["value"].iloc[0], width, yerr=_error(r)[0], capsize=3,
-                   color=colors[j % len(colors)], label=v if i == 0 else None)
+            axes.bar(i + (j - (len(variants) - 1) / 2) * width, r["value"].iloc[0], width, yerr=_error(r)[0],
+                     capsize=3, color=VARIANT_COLORS[j % len(VARIANT_COLORS)], label=v if i == 0 else None)
             vals.append(float(r["value"].iloc[0]))
         if annotate and vals[0]:
-            ax.annotate(f"{100 * (vals[1] / vals[0] - 1):+.1f}%", (i, max(vals)), ha="center", va="bottom",
-                        xytext=(0, 6), textcoords="offset points")
-    ax.set_xticks(range(len(groups)), [str(g) if g is not None else "" for g in groups])
+            axes.annotate(f"{100 * (vals[1] / vals[0] - 1):+.1f}%", (i, max(vals)), ha="center", va="bottom",
+                          xytext=(0, 6), textcoords="offset points")
+    axes.set_xticks(range(len(groups)), _group_labels(by, groups))
     if by:
-        ax.set_xlabel(by)
-    ax.axhline(0, color="black", lw=0.6)
-    ax.set_ylabel(f"{metric} [{vocabulary.unit_of(metric)}]")
-    ax.margins(y=0.15)
-    ax.legend(frameon=False)
-    fig.tight_layout()
-    return fig
+        axes.set_xlabel(vocabulary.column_label(by))
+    axes.axhline(0, color="black", lw=0.6)
+    baseline = rows["baseline"].dropna().iloc[0] if "baseline" in rows and rows["baseline"].notna().any() else None
+    axes.set_ylabel(ylabel or vocabulary.label(metric, baseline))
+    axes.margins(y=0.15)
+    _count_axis(axes)
+    axes.legend(frameon=False)
+    return _finish(fig, axes, title, ax is None)
 
 
-def pulls(fit: FitResult) -> Figure:
+def spread(df: pd.DataFrame, metric: str, variants: list[str], *, over: str = "cpu", title: str | None = None,
+           ylabel: str | None = None, ax: Axes | None = None) -> Figure:
+    """One bar per variant: the mean of ``metric`` over the ``over`` column
+    (CPUs), its min-max range as the error bar and each member as a dot;
+    with two variants the change of the mean is printed. What replaces a wall
+    of per-CPU bars."""
+    rows = df[df["metric"] == metric]
+    if rows.empty:
+        raise ValueError(f"no rows of metric {metric!r}")
+    if over not in rows:
+        raise ValueError(f"data has no column {over!r}")
+    fig, axes = _axes(ax)
+    means = []
+    rng = np.random.default_rng(0)  # a fixed jitter: the same figure every run
+    for j, v in enumerate(variants):
+        vals = rows[rows["variant"] == v]["value"].to_numpy(float)
+        if vals.size == 0:
+            raise ValueError(f"no {metric!r} rows of variant {v!r}")
+        mean = float(vals.mean())
+        means.append(mean)
+        axes.bar(j, mean, 0.6, color=VARIANT_COLORS[j % len(VARIANT_COLORS)],
+                 yerr=[[mean - vals.min()], [vals.max() - mean]], capsize=4)
+        axes.plot(j + rng.uniform(-0.18, 0.18, vals.size), vals, "o", ms=3, color="black", alpha=0.6,
+                  label=f"each {vocabulary.column_label(over)}" if j == 0 else None)
+        axes.annotate(f"mean {_number(mean)}\n({vals.size} {vocabulary.column_label(over)}s)", (j, vals.max()),
+                      ha="center", va="bottom", xytext=(0, 4), textcoords="offset points", fontsize=8)
+    if len(variants) == 2 and means[0]:
+        axes.annotate(f"{100 * (means[1] / means[0] - 1):+.1f}%", (0.5, max(means) * 0.5), ha="center",
+                      fontsize=11, fontweight="bold")
+    axes.set_xticks(range(len(variants)), variants)
+    axes.set_xlabel(vocabulary.column_label("variant"))
+    axes.set_ylabel(ylabel or vocabulary.label(metric))
+    axes.margins(y=0.2)
+    _count_axis(axes)
+    axes.legend(frameon=False, loc="upper right")
+    return _finish(fig, axes, title, ax is None)
+
+
+def pulls(fit: FitResult, *, title: str | None = None, ax: Axes | None = None) -> Figure:
     """(measured - predicted) / sigma per data point, with the ±1 and ±2 bands."""
     res = fit.residuals
-    fig, ax = _figure()
-    ax.axhspan(-2, 2, color="0.92")
-    ax.axhspan(-1, 1, color="0.82")
-    ax.axhline(0, color="black", lw=0.8)
-    ax.plot(np.arange(len(res)), res["pull"], "o", color=MODEL_COLOR)
-    ax.set_xticks(np.arange(len(res)), [f"{m}" for m in res["metric"]], rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("pull = (measured - model) / sigma")
-    ax.set_title(f"{fit.model.name}: chi2/dof = {fit.chi2_dof:.2f}", fontsize=9)
-    fig.tight_layout()
-    return fig
+    fig, axes = _axes(ax)
+    axes.axhspan(-2, 2, color="0.92")
+    axes.axhspan(-1, 1, color="0.82")
+    axes.axhline(0, color="black", lw=0.8)
+    axes.plot(np.arange(len(res)), res["pull"], "o", color=MODEL_COLOR)
+    axes.set_xticks(np.arange(len(res)), [vocabulary.label(m) for m in res["metric"]], rotation=60, ha="right",
+                    fontsize=7)
+    axes.set_ylabel("pull = (measured - model) / sigma")
+    return _finish(fig, axes, title or f"{fit.model.name} model: chi2/dof = {fit.chi2_dof:.2f}", ax is None)
 
 
-def call_site_shares(df: pd.DataFrame, metric: str = "cycles_share_pct", *, short: bool = True) -> Figure:
+def call_site_shares(df: pd.DataFrame, metric: str = "cycles_share_pct", *, short: bool = True,
+                     title: str | None = None, ax: Axes | None = None) -> Figure:
     """Stacked bars of a per-call-site share (perf-profile cycles-pp) per variant."""
     rows = df[(df["metric"] == metric) & df["call_site"].notna()]
     if rows.empty:
         raise ValueError(f"no {metric!r} rows with a call_site")
     table = rows.pivot_table(index="variant", columns="call_site", values="value", aggfunc="first", sort=False)
-    fig, ax = _figure()
+    fig, axes = _axes(ax)
     bottom = np.zeros(len(table))
     for site in table.columns:
         # the caller of the lock (2nd frame); matplotlib hides labels starting with '_'
         label = f"in {site.split('.')[1]}" if short and "." in site else f"at {site}"
         vals = table[site].fillna(0).to_numpy(float)
-        ax.bar(range(len(table)), vals, bottom=bottom, label=label)
+        axes.bar(range(len(table)), vals, bottom=bottom, label=label)
         bottom += vals
-    ax.set_xticks(range(len(table)), list(table.index))
-    ax.set_ylabel(f"{metric} [%]")
-    ax.legend(frameon=False, fontsize=7)
-    fig.tight_layout()
-    return fig
+    axes.set_xticks(range(len(table)), list(table.index))
+    axes.set_xlabel(vocabulary.column_label("variant"))
+    axes.set_ylabel(vocabulary.label(metric))
+    axes.legend(frameon=False, fontsize=7)
+    return _finish(fig, axes, title, ax is None)

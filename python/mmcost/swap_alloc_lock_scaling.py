@@ -228,16 +228,17 @@ def predict_configs(fit, keys, interval: float = 0.9, n_samples: int = 200, seed
     return pd.DataFrame(out)
 
 
-def figure(sweep: pd.DataFrame, measured: pd.DataFrame | None = None, *, folio_kb: int = 4):
+def figure(sweep: pd.DataFrame, measured: pd.DataFrame | None = None, *, folio_kb: int = 4, title: str | None = None,
+           ax=None):
     """Real time against the job count: the before kernel predicted (90% band),
     the after kernel measured or interpolated (``sweep`` from
     :func:`predict_configs`), and the published points of ``measured`` (rows
     with variant, metric, processes, memcg_mb, folio_kb) at the sweep's memory
-    per job."""
-    from matplotlib.figure import Figure
+    per job. ``ax``: draw into that Axes instead of a new figure."""
+    from .plot import _axes, _finish
 
-    fig = Figure(figsize=(6.4, 3.6), dpi=120)
-    ax = fig.add_subplot()
+    own = ax is None
+    fig, ax = _axes(ax)
     ax.fill_between(sweep["processes"], sweep["real_before_s_lo"], sweep["real_before_s_hi"], color="0.5", alpha=0.3)
     ax.plot(sweep["processes"], sweep["real_before_s"], "-", color="0.4", label="before (model, 90% band)")
     ax.plot(sweep["processes"], sweep["real_after_s"], "-", color="tab:blue", label="after (measured / interpolated)")
@@ -248,8 +249,8 @@ def figure(sweep: pd.DataFrame, measured: pd.DataFrame | None = None, *, folio_k
         for v, mk in (("before", "ks"), ("after", "b^")):
             q = pts[pts["variant"] == v]
             ax.plot(q["processes"], q["value"], mk, label=f"{v} (published)")
-    ax.set_xlabel(f"make -j ({', '.join(f'{m:g}' for m in sorted(per_job))} MiB of memcg per job, {folio_kb}K)")
-    ax.set_ylabel("real time [s]")
+    ax.set_xlabel(f"make -j, parallel jobs ({', '.join(f'{m:g}' for m in sorted(per_job))} MiB of memcg per job, "
+                  f"{folio_kb}K folios)")
+    ax.set_ylabel("wall-clock time of the build [s]")
     ax.legend(frameon=False, fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, title, own)

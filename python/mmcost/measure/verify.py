@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..fit import NotIdentifiableWarning
+from ..metrics import folio_label
 from ..swap import SwapModel, mthp_inputs
 
 CONFIG = ["folio_kb", "processes", "memcg_mb", "compressor"]
@@ -87,10 +88,6 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     return dict(fit=fit, table=table, text=_text(table, fit_query, interval), figure=_figure(fit, rows, table, interval))
 
 
-def _label(kb: int) -> str:
-    return f"{kb // 1024}M" if kb >= 1024 else f"{kb}K"
-
-
 def _text(table: pd.DataFrame, fit_query: str, interval: float) -> str:
     import textwrap
 
@@ -104,7 +101,7 @@ def _text(table: pd.DataFrame, fit_query: str, interval: float) -> str:
         fmt = "{:>10.4g}"
         tiny = abs(r.measured) < 0.01 and abs(r.best) < 0.01  # ~0 IPIs per page: a ratio says nothing
         err = "    ~0 " if tiny else f"{r.error_pct:>+6.1f}%"
-        lines.append(f"{_label(int(r.folio_kb)):>5} {int(r.processes):>2} {int(r.memcg_mb):>5}M "
+        lines.append(f"{folio_label(r.folio_kb):>5} {int(r.processes):>2} {int(r.memcg_mb):>5}M "
                      f"{str(r.compressor)[:7]:>7} {name:<10} {fmt.format(r.measured)} {r.best:>9.4g} "
                      f"{err} {'yes' if r.in_band else 'no':>3}")
     tp = table[table["metric"] == "usemem_throughput_kib_s"]
@@ -120,7 +117,7 @@ def _text(table: pd.DataFrame, fit_query: str, interval: float) -> str:
 
 def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float):
     """Throughput against folio size, one panel per memcg limit (the first compressor), a line per process count."""
-    from matplotlib.figure import Figure
+    from ..plot import CoverFigure
 
     tp = rows[rows["metric"] == "usemem_throughput_kib_s"]
     if "compressor" in tp.columns:
@@ -129,7 +126,7 @@ def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float):
     else:
         comp = ""
     limits = sorted(tp["memcg_mb"].unique()) if "memcg_mb" in tp.columns else [None]
-    fig = Figure(figsize=(3.6 * len(limits) + 0.8, 4))
+    fig = CoverFigure(figsize=(3.6 * len(limits) + 0.8, 4))
     axes = fig.subplots(1, len(limits), sharey=True, squeeze=False)[0]
     sizes = sorted(tp["folio_kb"].unique())
     for ax, limit in zip(axes, limits):
@@ -148,12 +145,15 @@ def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float):
             ax.errorbar(means.index, means["mean"] / 1024, yerr=means["std"].fillna(0) / 1024, fmt="o", color=color,
                         capsize=3, label=f"measured, {label}")
         ax.set_xscale("log", base=2)
-        ax.set_xticks(sizes, [_label(int(k)) for k in sizes])
+        ax.set_xticks(sizes, [folio_label(k) for k in sizes])
         ax.minorticks_off()
         ax.set_xlabel("folio size")
         ax.set_title(f"memcg {int(limit)} MiB" if limit is not None else "", fontsize=10)
-    axes[0].set_ylabel("usemem throughput per process (MiB/s)")
+    axes[0].set_ylabel("usemem throughput per process [MiB/s]")
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"swap-out on this machine ({comp}): model with {interval:.0%} band, measured mean ± sd", fontsize=10)
+    kernels = sorted(set(rows["kernel"].dropna().astype(str))) if "kernel" in rows else []
+    where = f"Linux {', '.join(kernels)}" if kernels else "this machine"
+    fig.suptitle(f"usemem swap-out on {where}, {comp or 'zram'}: model with {interval:.0%} band, "
+                 "measured mean ± sd", fontsize=10)
     fig.tight_layout()
     return fig

@@ -216,7 +216,8 @@ class MigrcTlb(Study):
         total = shoot.groupby("variant", as_index=False)["value"].sum().assign(
             metric="tlb_shootdowns", source_name="TLB shootdowns (16 CPUs)")
         rows = report.compare(pd.concat([counters, total], ignore_index=True), "before", "after")
-        fig = plot.before_after(shoot, "tlb_shootdowns", ["before", "after"], by="cpu")
+        fig = plot.spread(shoot, "tlb_shootdowns", ["before", "after"], over="cpu",
+                          title="XSBench, 16-vCPU KVM guest, v6.9-rc4, tiering + demotion: without and with migrc")
         fit = self.fit()
         res = fit.residuals
         res = res.assign(metric=res["metric"].where(res["metric"] != "tlb_shootdowns", "tlb_shootdowns (per CPU)"))
@@ -238,7 +239,10 @@ class MigrcTlb(Study):
         ws = xsbench_footprint_mib()
         band = plot.scaling(fit, "fast_mem_mb", "runtime_s_change_pct", xs=np.linspace(0.02, 1.2, 25) * ws,
                             configs={"variant": "after", "baseline": "before"}, n_samples=100, fixed_priors=True,
-                            measured=pd.DataFrame({"fast_mem_mb": [1024.0], "value": [self.measured_runtime_change_pct()]}))
+                            measured=pd.DataFrame({"fast_mem_mb": [1024.0], "value": [self.measured_runtime_change_pct()]}),
+                            xlabel="fast-tier memory [MiB]", ylabel="XSBench runtime change with migrc [%]",
+                            title=f"migrc's runtime change vs fast memory (XSBench's {ws / 1024:.1f} GiB), "
+                                  "16-vCPU KVM guest, v6.9-rc4")
         cf = self.per_folio_counterfactual()
         cf_text = "\n".join(f"{r.quantity:<28} {r.best:>10.4g} [{r.lo:.4g}, {r.hi:.4g}]" for r in cf.itertuples())
         gap = self.missing_mechanism()

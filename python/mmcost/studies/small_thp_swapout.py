@@ -55,7 +55,8 @@ class SmallThpSwapout(Study):
         rsd = report.markdown_table(df, row="folio_kb", column="variant", value="stddev_pct", fmt="{:.1f}%",
                                     row_labels=LABELS, corner="alloc size")
         fig = plot.before_after(df, "usemem_throughput_kib_s_change_pct", list(dict.fromkeys(df["variant"])),
-                                by="folio_kb")
+                                by="folio_kb", ylabel="usemem throughput change vs 4K baseline [%]",
+                                title="usemem, 70 processes, Ampere Altra (arm64), brd swap, v6.6-rc4 + anonfolio")
         fit = self.fit()
         res = fit.residuals
         fitted = report.markdown_table(res, row="folio_kb", column="variant", value="measured", fmt="{:.1f}%",
@@ -70,7 +71,9 @@ class SmallThpSwapout(Study):
         band = plot.scaling(fit, "folio_kb", "usemem_throughput_kib_s_change_pct",
                             xs=[4, 16, 32, 64, 128, 256, 512, 2048], logx=True, fixed_priors=True, n_samples=60,
                             configs={"variant": "swap-file-small-thp", "baseline": "baseline", "baseline_folio_kb": 4,
-                                     "processes": 70, "memcg_mb": 40 * 1024, "swap_device": "brd", "arch": "arm64"})
+                                     "processes": 70, "memcg_mb": 40 * 1024, "swap_device": "brd", "arch": "arm64"},
+                            ylabel="usemem throughput change vs 4K baseline [%]",
+                            title="swap-file-small-thp by folio size: 70 processes, arm64, brd swap, v6.6-rc4")
         return [Section("usemem throughput vs 4K/baseline (mean of 5)", mean, fig, "small_thp_swapout_change.png"),
                 Section("standard deviation as % of mean", rsd),
                 Section.of_fit("swap model (mmcost.swap.SwapModel), fit", fit),

@@ -62,7 +62,8 @@ class SwapAllocLocks(Study):
             rows = report.compare(part, "before", "after")
             out.append(Section(f"time make -j96, {kb}K folios, 10G ZRAM", report.lkp_block(rows, "before", "after")))
         out[-1].figure = plot.before_after(df[df["experiment"] == "make_j96"], "sys_time_s", ["before", "after"],
-                                           by="folio_kb")
+                                           by="folio_kb", title="make -j96, 10G ZRAM, 2 x Xeon 8255C (VM): global "
+                                                                "si->lock (before) vs the series (after)")
         out[-1].figure_name = "swap_alloc_locks_sys_time.png"
         sb = report.compare(df[df["experiment"] == "sysbench_mysql"], "before", "after")
         out.append(Section("sysbench mysql, 96 workers, 1G memcg, ZRAM", report.lkp_block(sb, "before", "after")))

@@ -129,7 +129,8 @@ class SwapAllocLocksCover(Study):
                            "seed 003 predicted", fit, "\n".join(lines)),
             Section.of_fit("each configuration predicted from the other nine", all_fit, held_text),
             Section("predicted real time at 16 MiB per job, 4K (best [90% band])", sweep_lines(sweep),
-                    figure(sweep, self.builds()), "swap_alloc_locks_job_scaling.png"),
+                    figure(sweep, self.builds(), title="make -jN defconfig, tmpfs + ZRAM, 48c96t: "
+                                                                "the global si->lock predicted"), "swap_alloc_locks_job_scaling.png"),
             Section("predicted real time of make -j96 at other memcg limits (after kernel interpolated linearly: "
                     "an upper bound between measured limits)", sweep_lines(limits))]
 

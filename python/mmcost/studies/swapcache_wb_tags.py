@@ -60,7 +60,8 @@ class SwapcacheWbTags(Study):
     def sections(self) -> list[Section]:
         lkp = self.lkp()
         rows = report.compare(lkp, "base", "base+patch")
-        fig = plot.call_site_shares(lkp)
+        fig = plot.call_site_shares(lkp, title="vm-scalability swap-w-seq, 8 processes, PMEM swap, v4.7-era: "
+                                                   "lock call sites")
         fit = self.fit()
         held = self.held_out()
         lines = [f"{'held out: base+patch change':<46} {'published':>9} {'model':>8} {'90% band':>14}"]
