@@ -15,6 +15,7 @@ import pandas as pd
 
 from .. import datasets, report
 from ..fit import NotIdentifiableWarning
+from ..metrics import folio_label
 from ..swap_alloc_lock_scaling import CONFIG, BuildScalingModel, figure, predict_configs
 from ._study import Section, Study
 
@@ -62,7 +63,7 @@ class SwapAllocLocksCover(Study):
         times = df[(df["experiment"] == "make_defconfig_tmpfs") & df["metric"].isin(TIMES)]
         t = times.pivot_table(index=list(CONFIG) + ["swap_mb"], columns=["metric", "variant"], values="value",
                               sort=False)
-        matrix = pd.DataFrame({"folio": [f"{kb}K" for kb in t.index.get_level_values("folio_kb")],
+        matrix = pd.DataFrame({"folio": [folio_label(kb) for kb in t.index.get_level_values("folio_kb")],
                                "jobs": t.index.get_level_values("processes"),
                                "memcg": [f"{mb}M" for mb in t.index.get_level_values("memcg_mb")],
                                "swap": [f"{mb}M" for mb in t.index.get_level_values("swap_mb")]})
@@ -109,7 +110,7 @@ class SwapAllocLocksCover(Study):
             all_fit = model.fit(self.builds()[self.builds()["variant"] == "before"])
             loo = all_fit.loo(by=list(CONFIG))
         err = 100 * (loo["predicted"] / loo["measured"] - 1)
-        held_cfg = pd.DataFrame({"folio": [f"{kb:g}K" for kb in loo["folio_kb"]], "jobs": loo["processes"],
+        held_cfg = pd.DataFrame({"folio": [folio_label(kb) for kb in loo["folio_kb"]], "jobs": loo["processes"],
                                  "memcg": [f"{mb:g}M" for mb in loo["memcg_mb"]], "metric": loo["metric"],
                                  "measured": loo["measured"], "predicted": loo["predicted"], "error %": err})
         held_text = (report.fixed_width(held_cfg, floatfmt={"predicted": ".1f", "error %": "+.1f"})
