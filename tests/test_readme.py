@@ -1,6 +1,6 @@
 """Every code block of the README runs verbatim: the ```python blocks here, in
 order, from the repository root; the ```sh blocks here in a scratch folder
-(with the bundled ``data/`` beside them), or, for the set-up commands and the
+(with the bundled ``data/`` beside them), or, for the set-up commands, the docs build, the wheel repair and the
 C++ unit tests, by ``.ci/run`` itself, which this file checks."""
 
 import os
@@ -35,7 +35,13 @@ def is_core_tests(block: str) -> bool:
     return "ctest" in block
 
 
-RUN_HERE = [b for b in SH_BLOCKS if not is_set_up(b) and not is_core_tests(b)]
+def is_ci_stage(block: str) -> bool:
+    """The docs build and the wheel repair: stages of .ci/run, too slow to run twice."""
+    return "sphinx-build" in block or "auditwheel" in block
+
+
+RUN_HERE = [b for b in SH_BLOCKS if not is_set_up(b) and not is_core_tests(b) and not is_ci_stage(b)]
+CI_STAGES = [b for b in SH_BLOCKS if is_ci_stage(b)]
 
 
 def test_the_readme_has_code():
@@ -56,6 +62,14 @@ def test_the_core_tests_block_is_ci_s_sanitizer_stage():
     for word in ("-DMMCOST_PYTHON=OFF", "-DMMCOST_TESTS=ON", "-DMMCOST_SANITIZE=ON", "ctest", "--test-dir",
                  "cmeel-eigen"):
         assert word in block and word in CI, word
+
+
+def test_the_docs_and_wheel_blocks_are_ci_stages():
+    assert len(CI_STAGES) == 2
+    ci = [line.strip() for line in CI.splitlines()]
+    for block in CI_STAGES:
+        for cmd in commands(block):
+            assert cmd in ci, f"README's {cmd!r} is not what .ci/run runs"
 
 
 @pytest.mark.parametrize("block", RUN_HERE, ids=[commands(b)[0][:40] for b in RUN_HERE])

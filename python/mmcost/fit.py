@@ -26,9 +26,9 @@ class NotIdentifiableWarning(UserWarning):
     """The data cannot pin down some parameter (combination)."""
 
 
-#: |correlation| above which a parameter pair is reported as not identifiable
+#: absolute correlation above which a parameter pair is reported as not identifiable
 CORRELATION_LIMIT = 0.99
-#: |correlation| above which the summary notes a pair (no warning)
+#: absolute correlation above which the summary notes a pair (no warning)
 CORRELATION_NOTE = 0.9
 #: condition number of the weighted Jacobian above which the fit warns
 CONDITION_LIMIT = 1e8

@@ -59,15 +59,17 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
         (default 1, exponential: exact). Other values use the residual-life
         approximation of Reiser (1979): e.g. 0 for a deterministic hold.
 
-    Limits: ``population`` <= 10^7 and population x K <= 5 x 10^7 (the
-    table); :class:`mmcost.locks.LockSystem` solves larger N at O(K) memory.
-
     Returns
     -------
     DataFrame indexed by ``population`` 1..N with columns ``throughput``
     (cycles per time unit), ``response_time`` (time per cycle outside the
     delay station) and per station ``utilization_<s>``, ``queue_length_<s>``,
     ``residence_time_<s>``, ``throughput_<s>`` (visits per time unit).
+
+    Notes
+    -----
+    Limits: ``population`` <= 10^7 and population x K <= 5 x 10^7 (the
+    table); :class:`mmcost.locks.LockSystem` solves larger N at O(K) memory.
     """
     s = v.float_array("demands", demands)
     vis = np.ones_like(s) if visits is None else v.float_array("visits", visits)

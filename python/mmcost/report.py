@@ -8,6 +8,7 @@
 - :func:`fixed_width` prints any frame as a plain fixed-width table (tabulate)
   of at most 80 columns, blanks for missing values and integers as integers;
 - :func:`wrap` breaks prose to 80 columns.
+
 The first two parse back with :mod:`mmcost.parse`.
 """
 

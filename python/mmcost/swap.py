@@ -426,6 +426,7 @@ class SwapModel(Mechanism):
 
     @property
     def PRIORS(self) -> dict:  # noqa: N802 - the Mechanism hook
+        """Priors of the table-derived costs (compressor speeds and ratio), relative to the table's value."""
         return cpu_models.relative_priors(self.table_values(), _COMPRESSOR_PRIORS)
 
     @property

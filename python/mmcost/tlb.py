@@ -417,6 +417,7 @@ class TlbModel(Mechanism):
 
     @property
     def PRIORS(self) -> dict:  # noqa: N802 - the Mechanism hook
+        """Priors of the table-derived costs, relative to this preset's value."""
         return cpu_models.relative_priors(self.table_values(), {"copy_us_per_page": (
             "folio_copy of one 4K page: 4 KiB read and written at the preset's core bandwidth; "
             + cpu_models.CORE_WRITE_SOURCE, 0.5)})

@@ -20,7 +20,7 @@ sysbench               sysbench summary
 xsbench                XSBench results summary
 usemem                 usemem / vm-scalability per-process lines
 markdown_table         markdown pipe tables
-mthp_stats             per-size mTHP counters (hugepages-<size>kB/stats/*)
+mthp_stats             per-size mTHP counters (``hugepages-<size>kB/stats/*``)
 vmstat                 /proc/vmstat, one snapshot or the delta of two
 =====================  =====================================================
 """
