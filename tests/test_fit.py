@@ -218,3 +218,38 @@ def test_a_parameter_on_its_bound_gets_a_one_sided_profile_limit_not_a_zero_erro
     assert b < 0
     z = float(ndtri(0.95))
     assert f.profile_limit("c1_s_per_cpu") == pytest.approx(b + np.sqrt(b**2 + z**2 * s**2), rel=1e-4)
+
+
+def test_band_draws_keep_the_covariance_and_the_bound_side_keeps_the_correlation():
+    """_bounded_gaussian_draws against the Gaussian's closed forms: without a
+    bound the sample covariance is the covariance; with parameter 0 on its
+    lower bound, it is half-normal (mean m0 + s0 sqrt(2/pi)) and parameter 1
+    follows the conditional law m1 + c01/c00 (x0 - m0) with variance
+    c11 - c01^2 / c00 (the Schur complement)."""
+    from mmcost.fit import _bounded_gaussian_draws
+
+    mean = np.array([1.0, 5.0])
+    cov = np.array([[0.04, 0.03], [0.03, 0.09]])
+    rng = np.random.default_rng(11)
+    free = _bounded_gaussian_draws(mean, cov, [None, None], 200_000, rng)
+    assert np.cov(free.T) == pytest.approx(cov, rel=0.02)
+    bound = _bounded_gaussian_draws(mean, cov, ["lower", None], 200_000, rng)
+    x0, x1 = bound.T
+    assert x0.min() >= mean[0]
+    assert x0.mean() == pytest.approx(mean[0] + 0.2 * np.sqrt(2 / np.pi), rel=0.01)
+    slope = cov[0, 1] / cov[0, 0]
+    resid = x1 - (mean[1] + slope * (x0 - mean[0]))
+    assert resid.mean() == pytest.approx(0.0, abs=0.003)
+    assert resid.var() == pytest.approx(cov[1, 1] - cov[0, 1] ** 2 / cov[0, 0], rel=0.02)
+    upper = _bounded_gaussian_draws(mean, cov, [None, "upper"], 1000, rng)
+    assert upper[:, 1].max() <= mean[1]
+
+
+def test_a_covariance_rounding_left_indefinite_still_draws():
+    from mmcost.fit import _bounded_gaussian_draws
+
+    cov = np.array([[1.0, 1.0 + 1e-12], [1.0 + 1e-12, 1.0]])  # one eigenvalue -1e-12
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d = _bounded_gaussian_draws(np.zeros(2), cov, [None, None], 1000, np.random.default_rng(0))
+    assert np.isfinite(d).all() and np.allclose(d[:, 0], d[:, 1], atol=1e-5)

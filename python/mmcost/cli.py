@@ -27,16 +27,32 @@ def _list(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
-def _measure_swapout(args: argparse.Namespace) -> int:
-    from .measure import MeasureError, swapout
+def _integer(option: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{option}: {text!r} is not an integer") from None
+
+
+def _size(option: str, text: str) -> int:
     from .measure.swapout_runs import size_bytes
 
     try:
-        rows = swapout(folio_kb=_list(args.folio), processes=[int(x) for x in _list(args.processes)],
-                       memcg_mb=[int(size_bytes(x) / 2**20) for x in _list(args.memcg)], devices=_list(args.device),
+        return size_bytes(text)
+    except ValueError:
+        raise ValueError(f"{option}: {text!r} is not a size (like 256M or 1G)") from None
+
+
+def _measure_swapout(args: argparse.Namespace) -> int:
+    from .measure import MeasureError, swapout
+
+    try:
+        processes = [_integer("--processes", x) for x in _list(args.processes)]
+        memcg_mb = [int(_size("--memcg", x) / 2**20) for x in _list(args.memcg)]
+        rows = swapout(folio_kb=_list(args.folio), processes=processes, memcg_mb=memcg_mb, devices=_list(args.device),
                        bytes_per_process=args.bytes, reps=args.reps, out=args.out, madvise=args.madvise,
                        usemem=args.usemem, dry_run=args.dry_run, seed=args.seed)
-    except MeasureError as exc:
+    except (MeasureError, ValueError) as exc:
         print(f"mmcost measure: {exc}", file=sys.stderr)
         return 2
     if not args.dry_run:
@@ -49,7 +65,15 @@ def _measure_verify(args: argparse.Namespace) -> int:
 
     from .measure import verify
 
-    out = verify(pd.read_csv(args.runs), args.fit)
+    try:
+        runs = pd.read_csv(args.runs)
+        out = verify(runs, args.fit)
+    except OSError as exc:
+        print(f"mmcost measure verify: --runs {args.runs}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # an unreadable CSV, a query that selects nothing, rows the model cannot take
+        print(f"mmcost measure verify: {exc}", file=sys.stderr)
+        return 2
     print(out["text"])
     if args.figure:
         out["figure"].savefig(args.figure)

@@ -12,6 +12,7 @@ The files live in the installed package ``mmcost.data`` (the repository's
 
 from __future__ import annotations
 
+import re
 import sys
 from importlib.resources import files
 
@@ -64,6 +65,13 @@ def metrics(pattern: str | None = None) -> pd.DataFrame:
     """Every metric in the bundled data: metric, unit, meaning, the datasets
     and number of rows that have it. ``pattern`` (a regex) filters on the
     metric name and its meaning, e.g. ``metrics("tlb")``."""
+    if pattern is not None:
+        if not isinstance(pattern, str):
+            raise TypeError(f"pattern must be a str (a regular expression) or None, got {type(pattern).__name__}")
+        try:
+            rx, rx_meaning = re.compile(pattern), re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            raise ValueError(f"pattern {pattern!r} is not a regular expression: {exc}") from None
     seen: dict[str, dict] = {}
     for name in names():
         for metric, n in load(name)["metric"].value_counts().items():
@@ -79,5 +87,5 @@ def metrics(pattern: str | None = None) -> pd.DataFrame:
         out.append((metric, vocabulary.unit_of(metric), meaning, ", ".join(entry["datasets"]), entry["rows"]))
     df = pd.DataFrame(out, columns=["metric", "unit", "meaning", "datasets", "rows"])
     if pattern is not None:
-        df = df[df["metric"].str.contains(pattern) | df["meaning"].str.contains(pattern, case=False)]
+        df = df[[bool(rx.search(m) or rx_meaning.search(s)) for m, s in zip(df["metric"], df["meaning"])]]
     return df.reset_index(drop=True)

@@ -30,6 +30,12 @@ class NotIdentifiableWarning(UserWarning):
 CORRELATION_LIMIT = 0.99
 #: absolute correlation above which the summary notes a pair (no warning)
 CORRELATION_NOTE = 0.9
+#: the largest magnitude of a measured value or stddev a fit takes (and the inverse, the smallest
+#: nonzero stddev): squared residuals over sigma stay inside a double
+MAX_MAGNITUDE = 1e50
+#: the most parameter draws a band or a bootstrap takes, and draws x rows a band evaluates at once
+MAX_SAMPLES = 10**6
+MAX_BAND_CELLS = 10**8
 #: condition number of the weighted Jacobian above which the fit warns
 CONDITION_LIMIT = 1e8
 
@@ -60,14 +66,35 @@ def _check_data(model: Model, df) -> pd.DataFrame:
     for col in ("metric", "value"):
         if col not in df.columns:
             raise ValueError(f"fit data has no {col!r} column")
+    df = df.reset_index(drop=True)
+    bad = [i for i, m in enumerate(df["metric"]) if not isinstance(m, str) or not m]
+    if bad:
+        raise ValueError(f"fit data: 'metric' must name a metric in every row; row {bad[0]} has "
+                         f"{df['metric'].iloc[bad[0]]!r}")
     value = pd.to_numeric(df["value"], errors="coerce").to_numpy(float)
     if not np.isfinite(value).all():
         i = int(np.flatnonzero(~np.isfinite(value))[0])
         raise ValueError(f"fit data: 'value' is missing or not finite in row {i} ({df['metric'].iloc[i]})")
+    if (np.abs(value) > MAX_MAGNITUDE).any():
+        i = int(np.flatnonzero(np.abs(value) > MAX_MAGNITUDE)[0])
+        raise ValueError(f"fit data: 'value' {value[i]:g} in row {i} is beyond {MAX_MAGNITUDE:g} in magnitude "
+                         "(change the unit)")
     unknown = sorted({m for m in df["metric"] if not model.supports(m)})
     if unknown:
         raise ValueError(f"{model.name} does not predict metric(s) {unknown}; it predicts {list(model.METRICS)}")
-    return df.reset_index(drop=True)
+    df = df.assign(value=value)
+    for col in ("stddev", "stddev_pct"):  # a published uncertainty: a number >= 0, or blank
+        if col in df:
+            sd = pd.to_numeric(df[col], errors="coerce").to_numpy(float)
+            with np.errstate(invalid="ignore"):
+                wrong = ((df[col].notna().to_numpy() & ~np.isfinite(sd)) | (sd < 0)
+                         | (sd > MAX_MAGNITUDE) | ((sd > 0) & (sd < 1 / MAX_MAGNITUDE)))
+            if wrong.any():
+                i = int(np.flatnonzero(wrong)[0])
+                raise ValueError(f"fit data: {col!r} must be 0, blank, or a number in [{1 / MAX_MAGNITUDE:g}, "
+                                 f"{MAX_MAGNITUDE:g}]; row {i} has {df[col].iloc[i]!r}")
+            df[col] = sd
+    return df
 
 
 def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, default_rel_error: float | None = None,
@@ -89,9 +116,12 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     measured = df["value"].to_numpy(float)
     names = [p.name for p in free]
     start = {**model.values(), **(x0 or {})}
-    theta0 = np.array([start[n] for n in names], dtype=float)
     lower = np.array([p.lower for p in free])
     upper = np.array([p.upper for p in free])
+    theta0 = np.array([start[n] for n in names], dtype=float)
+    if not np.isfinite(theta0).all():
+        raise ValueError(f"x0: start values must be finite, got {dict(zip(names, theta0))}")
+    theta0 = np.clip(theta0, lower, upper)  # a start outside the bounds begins on them
     priors = [(k, p.prior) for k, p in enumerate(free) if p.prior is not None]
 
     plan = model.plan(df)
@@ -124,6 +154,49 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     return FitResult(model=fitted, data=df, sigma=sigma, sigma_source=source, chi2=chi2, dof=dof,
                      covariance=pd.DataFrame(cov, index=names, columns=names), absolute_sigma=absolute_sigma,
                      warnings=tuple(warns), nfev=int(res.nfev), at_bound=at_bound)
+
+
+def _rng(seed) -> np.random.Generator:
+    """NumPy's generator for ``seed`` (None, an int >= 0, a sequence of them,
+    a SeedSequence or a Generator), or an error that names the seed."""
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"seed must be None, an integer >= 0 or a sequence of them, got {seed!r} ({exc})") from None
+
+
+def _psd_factor(cov: np.ndarray) -> np.ndarray:
+    """L with L L^T = cov, after symmetrising and dropping the negative
+    eigenvalues that rounding leaves in a near-singular covariance."""
+    w, v = np.linalg.eigh((cov + cov.T) / 2)
+    return v * np.sqrt(np.clip(w, 0.0, None))
+
+
+def _bounded_gaussian_draws(mean: np.ndarray, cov: np.ndarray, side: list, n: int, rng) -> np.ndarray:
+    """``n`` draws of the fit's Gaussian restricted to the feasible side of the
+    parameters that sit on a bound (``side[k]`` is "lower", "upper" or None).
+
+    Clipping a joint draw would break the correlations: a parameter pushed
+    back onto its bound keeps the compensating value its partners were drawn
+    with. Instead the bound parameters are drawn first, from their marginal
+    folded onto the feasible side (a half-normal: exact for one, an
+    approximation for several correlated ones), and the others from the
+    Gaussian conditional on them (the Schur complement)."""
+    b = np.array([s is not None for s in side])
+    z = rng.standard_normal((n, len(mean)))
+    if not b.any():
+        return mean + z @ _psd_factor(cov).T
+    f = ~b
+    draws = np.empty((n, len(mean)))
+    dev_b = z[:, b] @ _psd_factor(cov[np.ix_(b, b)]).T
+    sign = np.array([1.0 if s == "lower" else -1.0 for s in side if s is not None])
+    dev_b = sign * np.abs(dev_b)
+    draws[:, b] = mean[b] + dev_b
+    if f.any():
+        gain = cov[np.ix_(f, b)] @ np.linalg.pinv(cov[np.ix_(b, b)])
+        cond = cov[np.ix_(f, f)] - gain @ cov[np.ix_(b, f)]
+        draws[:, f] = mean[f] + dev_b @ gain.T + z[:, f] @ _psd_factor(cond).T
+    return draws
 
 
 def _penalised_chi2(result: FitResult, sigma: np.ndarray) -> float:
@@ -292,19 +365,19 @@ class FitResult:
         every fixed parameter that has a prior from that prior (clipped to its
         bounds), so a band carries the uncertainty of the published constants
         the fit did not touch."""
-        rng = np.random.default_rng(seed)
+        rng = _rng(seed)
         if method == "bootstrap":
             if self.bootstrap_samples is None:
                 raise ValueError("method='bootstrap' needs fit.bootstrap() first")
             idx = rng.integers(0, len(self.bootstrap_samples), n)
             out = self.bootstrap_samples.iloc[idx].reset_index(drop=True)
         elif method == "covariance":
-            mean = np.array([self.params[k] for k in self.names])
-            cov = np.nan_to_num(self.covariance.to_numpy())
-            draws = rng.multivariate_normal(mean, cov, size=n, method="eigh")
             p = self.model.params
             lo = np.array([p[k].lower for k in self.names])
             hi = np.array([p[k].upper for k in self.names])
+            draws = _bounded_gaussian_draws(np.array([self.params[k] for k in self.names]),
+                                            np.nan_to_num(self.covariance.to_numpy()),
+                                            [self.at_bound.get(k) for k in self.names], n, rng)
             out = pd.DataFrame(np.clip(draws, lo, hi), columns=self.names)
         else:
             raise ValueError(f"method must be 'covariance' or 'bootstrap', got {method!r}")
@@ -320,16 +393,23 @@ class FitResult:
         ``best`` (at the best fit), ``mean``, ``lo`` and ``hi`` (the central
         ``interval`` of the predictions over parameter draws, see
         :meth:`sample_params`; a simulated model's Monte Carlo error is added
-        to every draw)."""
-        if not (0 < interval < 1):
-            raise ValueError(f"interval must be in (0, 1), got {interval}")
-        if not isinstance(n_samples, int) or n_samples < 2:
-            raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+        to every draw). A parameter on a bound (:attr:`at_bound`) is drawn on
+        its feasible side only, so its band is one-sided about ``best`` and
+        need not contain it (the best fit is then the band's edge case)."""
+        if not isinstance(configs, pd.DataFrame):
+            raise TypeError(f"configs must be a pandas DataFrame of configurations, got {type(configs).__name__}")
+        if not isinstance(interval, (float, int)) or isinstance(interval, bool) or not (0 < interval < 1):
+            raise ValueError(f"interval must be a number in (0, 1), got {interval!r}")
+        if not isinstance(n_samples, int) or isinstance(n_samples, bool) or not 2 <= n_samples <= MAX_SAMPLES:
+            raise ValueError(f"n_samples must be an integer in [2, {MAX_SAMPLES:,}], got {n_samples!r}")
+        if n_samples * max(len(configs), 1) > MAX_BAND_CELLS:
+            raise ValueError(f"n_samples x rows = {n_samples:,} x {len(configs):,} is more than {MAX_BAND_CELLS:,} "
+                             "predictions; predict fewer rows at a time (mmcost.sweep does)")
         rows = configs.reset_index(drop=True)
         plan = self.model.plan(rows)
         best = plan()
         draws = self.sample_params(n_samples, seed, method, fixed_priors)
-        rng = np.random.default_rng([1, *np.atleast_1d(seed)])
+        rng = _rng([1, *np.atleast_1d(seed)])  # a stream of its own, apart from the draws
         preds = np.empty((n_samples, len(rows)))
         for i, theta in enumerate(draws.to_dict("records")):
             preds[i] = plan(theta)
@@ -382,9 +462,9 @@ class FitResult:
         the best-fit predictions with the data's sigma. Returns a copy of this
         result whose ``bootstrap_samples`` holds the refitted parameters (use
         ``predict(..., method='bootstrap')``)."""
-        if not isinstance(n, int) or n < 2:
-            raise ValueError(f"n must be an integer >= 2, got {n!r}")
-        rng = np.random.default_rng(seed)
+        if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= MAX_SAMPLES:
+            raise ValueError(f"n must be an integer in [2, {MAX_SAMPLES:,}], got {n!r}")
+        rng = _rng(seed)
         pred = self.model.evaluate(self.data)
         # the noise the fit believes in: sigma, or sigma scaled to chi2/dof
         noise = self.sigma * (1.0 if self.absolute_sigma else math.sqrt(max(self.chi2_dof, 0.0)))

@@ -68,10 +68,36 @@ def _error(df: pd.DataFrame) -> np.ndarray:
     return np.nan_to_num(schema.published_sigma(df))
 
 
+#: the largest magnitude a figure draws: matplotlib's layout overflows near 1e308
+MAX_DRAWN = 1e200
+
+
+def _metric_rows(df: pd.DataFrame, metric: str, **extra) -> pd.DataFrame:
+    """The rows of ``metric`` (and ``extra`` column filters), each value a
+    finite number a figure can draw, or a ValueError naming the row."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(df).__name__}")
+    for col in ("metric", "value", *extra):
+        if col not in df:
+            raise ValueError(f"data has no {col!r} column")
+    rows = df[df["metric"] == metric]
+    for col, want in extra.items():
+        rows = rows[rows[col].notna()] if want is ... else rows[rows[col] == want]
+    if rows.empty:
+        raise ValueError(f"no rows of metric {metric!r}" + (f" with {', '.join(extra)}" if extra else ""))
+    value = pd.to_numeric(rows["value"], errors="coerce").to_numpy(float)
+    bad = ~(np.abs(value) < MAX_DRAWN)
+    if bad.any():
+        raise ValueError(f"{metric!r}: 'value' {rows['value'].iloc[int(np.flatnonzero(bad)[0])]!r} cannot be drawn "
+                         f"(not a finite number below {MAX_DRAWN:g})")
+    return rows.assign(value=value)
+
+
 def _count_axis(ax: Axes) -> None:
-    """Large counts as 1,340,000, not an offset '1e6' that collides with the title."""
+    """Large counts as 1,340,000, not an offset '1e6' that collides with the title;
+    beyond 15 digits the usual scientific notation reads better."""
     lo, hi = ax.get_ylim()
-    if max(abs(lo), abs(hi)) >= 1e4:
+    if 1e4 <= max(abs(lo), abs(hi)) < 1e15:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
 
 
@@ -145,9 +171,9 @@ def before_after(df: pd.DataFrame, metric: str, variants: list[str], *, by: str 
     bars from the published stddev/stddev_pct; with two variants and at most
     8 groups the % change of the second against the first is printed above
     each pair (more groups: use :func:`spread`)."""
-    rows = df[df["metric"] == metric]
-    if rows.empty:
-        raise ValueError(f"no rows of metric {metric!r}")
+    rows = _metric_rows(df, metric, **({"variant": ...} if "variant" in df else {}))
+    if by is not None and by not in rows:
+        raise ValueError(f"data has no column {by!r}")
     if len(variants) < 1:
         raise ValueError("variants must name at least one variant")
     groups = list(dict.fromkeys(rows[by])) if by else [None]
@@ -186,9 +212,7 @@ def spread(df: pd.DataFrame, metric: str, variants: list[str], *, over: str = "c
     (CPUs), its min-max range as the error bar and each member as a dot;
     with two variants the change of the mean is printed. What replaces a wall
     of per-CPU bars."""
-    rows = df[df["metric"] == metric]
-    if rows.empty:
-        raise ValueError(f"no rows of metric {metric!r}")
+    rows = _metric_rows(df, metric)
     if over not in rows:
         raise ValueError(f"data has no column {over!r}")
     fig, axes = _axes(ax)
@@ -235,9 +259,7 @@ def pulls(fit: FitResult, *, title: str | None = None, ax: Axes | None = None) -
 def call_site_shares(df: pd.DataFrame, metric: str = "cycles_share_pct", *, short: bool = True,
                      title: str | None = None, ax: Axes | None = None) -> Figure:
     """Stacked bars of a per-call-site share (perf-profile cycles-pp) per variant."""
-    rows = df[(df["metric"] == metric) & df["call_site"].notna()]
-    if rows.empty:
-        raise ValueError(f"no {metric!r} rows with a call_site")
+    rows = _metric_rows(df, metric, call_site=...)
     table = rows.pivot_table(index="variant", columns="call_site", values="value", aggfunc="first", sort=False)
     fig, axes = _axes(ax)
     bottom = np.zeros(len(table))

@@ -83,6 +83,10 @@ def lkp_block(rows: pd.DataFrame, base: str = "base", patched: str = "patched", 
     """LKP's comparison layout from :func:`compare` rows. ``model`` (same
     length) may add ``model_change_pct`` with ``model_lo``/``model_hi``: a
     column ``model %change [lo, hi]`` before the metric name."""
+    need = ["name", "base", "base_sd_pct", "change_pct", "patched", "patched_sd_pct"]
+    if not isinstance(rows, pd.DataFrame) or rows.empty or not set(need) <= set(rows.columns):
+        raise ValueError(f"lkp_block needs the rows of compare() (columns {need}); "
+                         f"got {list(rows.columns) if isinstance(rows, pd.DataFrame) else type(rows).__name__}")
     if model is not None and len(model) != len(rows):
         raise ValueError("model must have one row per compared metric")
     w = max([10] + [len(_num(v)) for v in (*rows["base"], *rows["patched"])])

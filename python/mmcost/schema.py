@@ -7,6 +7,7 @@ values (pandas NA), never as strings.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 #: Columns every measurements.csv has, in order, with their pandas dtypes.
@@ -113,6 +114,11 @@ def coerce(df: pd.DataFrame, *, source: str = "data") -> pd.DataFrame:
                 out[col] = out[col].map(_parse_bool, na_action="ignore")
             elif dtype != "string":
                 out[col] = pd.to_numeric(out[col], errors="raise")
+                if dtype == "Int64":  # a whole number a 64-bit integer holds, or the cast wraps silently
+                    x = out[col].dropna().to_numpy(float)
+                    bad = ~np.isfinite(x) | (x != np.round(x)) | (np.abs(x) >= 2.0**63)
+                    if bad.any():
+                        raise ValueError(f"{x[bad][0]!r} is not a whole number within 64 bits")
             out[col] = out[col].astype(dtype)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{source}: column {col!r} is not {dtype}: {exc}") from None

@@ -31,7 +31,8 @@ class UslModel(Model):
     PARAMETERS: ClassVar = (
         Parameter("sigma", 0.05, "1", 0.0, 1.0, doc="contention: the serialised fraction"),
         Parameter("kappa", 1e-4, "1", 0.0, 1.0, doc="coherency: pairwise crosstalk per unit"),
-        Parameter("lam", 1.0, "metric/unit", 0.0, math.inf, doc="throughput of one unit, in the metric's unit"),
+        # > 0: a band's draw clipped onto 0 would be no scaling curve at all
+        Parameter("lam", 1.0, "metric/unit", 1e-300, math.inf, doc="throughput of one unit, in the metric's unit"),
     )
 
     def supports(self, metric: str) -> bool:
@@ -62,8 +63,11 @@ class UslModel(Model):
     def fit(self, df: pd.DataFrame, **kwargs):
         """Fit; unless ``x0`` is given, lam starts at X/N of the smallest N."""
         if "x0" not in kwargs and isinstance(df, pd.DataFrame) and self.n_column in df and len(df):
-            rows = df[df["metric"] == self.metric]
-            if len(rows):
-                i = pd.to_numeric(rows[self.n_column]).idxmin()
-                kwargs["x0"] = {"lam": float(rows.loc[i, "value"]) / float(rows.loc[i, self.n_column])}
+            rows = df[df["metric"] == self.metric] if "metric" in df else df.iloc[:0]
+            n = pd.to_numeric(rows[self.n_column], errors="coerce")
+            x = pd.to_numeric(rows.get("value", pd.Series(dtype=float)), errors="coerce")
+            ok = np.isfinite(n) & np.isfinite(x) & (n > 0) & (x > 0)
+            if ok.any():  # a start the data cannot put outside lam's bounds; fit() checks the data itself
+                i = n[ok].idxmin()
+                kwargs["x0"] = {"lam": float(x[i] / n[i])}
         return super().fit(df, **kwargs)

@@ -156,6 +156,12 @@ def frame(fmt: str, rows: list[dict], context: dict) -> pd.DataFrame:
     unknown = [k for k in context if k not in allowed]
     if unknown:
         raise TypeError(f"{fmt}: unknown column(s) {unknown}; allowed: {allowed}")
+    for k, v in context.items():  # one value for every row: a scalar
+        if v is not None and not isinstance(v, (str, int, float, np.integer, np.floating)):
+            raise TypeError(f"{fmt}: column {k!r} takes one value for every row (a str or a number), "
+                            f"got {type(v).__name__}")
+        if isinstance(v, (float, np.floating)) and not np.isfinite(v):
+            raise ValueError(f"{fmt}: column {k!r} must be finite, got {v!r} (None leaves it empty)")
     if not rows:
         raise ParseError(fmt, None, "nothing parsed")
     for r in rows:
