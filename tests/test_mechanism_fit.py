@@ -68,6 +68,11 @@ def test_a_users_usemem_frame_fits_with_the_default_free_set():
                         for kb, p, m in ((32, 1, 384), (128, 3, 768), (256, 2, 1024))])
     pred = fit.predict(ask, interval=0.9, n_samples=60)
     assert list(pred.columns[-4:]) == ["best", "mean", "lo", "hi"] and (pred["hi"] > pred["lo"]).all()
+    # the summary does not report a class default that every row overrode as a fixed value
+    text = fit.summary()
+    fixed = text[text.index("(fixed)"):]
+    assert "memcg_mb" not in fixed and "bytes_per_process" not in fixed and "fault_us_per_folio" in fixed
+    assert "memcg_mb" in text[text.index("(set by every row)"):text.index("(fixed)")]
 
 
 def test_tlb_model_recovers_its_rates_across_cpus_guests_and_policies():

@@ -511,8 +511,11 @@ class FitResult:
         lines = [f"{self.model.name} fit: chi2/dof = {self.chi2:.4g}/{self.dof} = {self.chi2_dof:.3g}, "
                  f"{len(self.data)} points",
                  f"  sigma {'absolute' if self.absolute_sigma else 'scaled by chi2/dof'}"]
-        fixed = []
+        fixed, per_row = [], []
         for q in self.model.parameters:
+            if not q.free and q.name in self.data.columns and self.data[q.name].notna().all():
+                per_row.append(q.name)  # every row sets it: the default never entered the fit
+                continue
             if not q.free:
                 fixed.append(f"{q.name} {q.value:.4g} {q.unit}")
                 continue
@@ -526,6 +529,9 @@ class FitResult:
             elif q.prior is not None:
                 lines += textwrap.wrap(f"prior {q.prior.value:g} ± {q.prior.width:g}: {q.prior.source}", 80,
                                        initial_indent="      ", subsequent_indent="      ")
+        if per_row:
+            lines += textwrap.wrap("(set by every row) " + ", ".join(per_row), 80, initial_indent="  ",
+                                   subsequent_indent="    ")
         if fixed:
             lines += textwrap.wrap("(fixed) " + ", ".join(fixed), 80, initial_indent="  ", subsequent_indent="    ")
         c = self.correlation
