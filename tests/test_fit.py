@@ -253,3 +253,19 @@ def test_a_covariance_rounding_left_indefinite_still_draws():
         warnings.simplefilter("error")
         d = _bounded_gaussian_draws(np.zeros(2), cov, [None, None], 1000, np.random.default_rng(0))
     assert np.isfinite(d).all() and np.allclose(d[:, 0], d[:, 1], atol=1e-5)
+
+
+def test_a_fit_out_of_evaluations_warns_instead_of_failing():
+    """Five exact USL points over a 4% range of N: three coefficients along a
+    flat valley. SciPy runs out of evaluations; the fit says what that means."""
+    from mmcost.usl import UslModel
+
+    n = np.array([138.0, 139, 141, 143, 144])
+    df = pd.DataFrame({"metric": "throughput", "cpus": n, "value": n / (1 + 0.5 * (n - 1) + 0.0078125 * n * (n - 1)),
+                       "stddev_pct": 1.0})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fit = UslModel().fit(df)
+    assert any(issubclass(w.category, NotIdentifiableWarning) and "not identified" in str(w.message) for w in seen)
+    assert any("evaluations" in w for w in fit.warnings)
+    assert fit.residuals["pull"].abs().max() < 0.1  # it still reproduces the data

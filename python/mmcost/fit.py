@@ -133,8 +133,15 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
             r = np.concatenate([r, [(theta[k] - pr.value) / pr.width for k, pr in priors]])
         return r
 
-    res = least_squares(residuals, theta0, bounds=(lower, upper), x_scale="jac", method="trf")
-    if not res.success:
+    # 10x SciPy's default budget: ill-conditioned fits (a USL seen over a narrow range of N)
+    # converge, slowly, well past 100 evaluations per parameter
+    res = least_squares(residuals, theta0, bounds=(lower, upper), x_scale="jac", method="trf",
+                        max_nfev=1000 * len(names))
+    if res.status == 0:  # out of evaluations: crawling along a direction the data leave flat
+        w = (f"{model.name}: the fit stopped after {res.nfev} evaluations without converging; some parameter "
+             "combination is not identified by these data (its values are one point of a flat valley)")
+        warnings.warn(w, NotIdentifiableWarning, stacklevel=3)
+    elif not res.success:
         raise RuntimeError(f"{model.name}: the fit did not converge: {res.message}")
     best = dict(zip(names, map(float, res.x)))
     pred = plan(best)
@@ -143,6 +150,8 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     if absolute_sigma is None:  # known sigma only when every row published one
         absolute_sigma = not any(str(s).startswith("default") for s in source)
     cov, warns = _covariance(res.jac, names, chi2, dof, absolute_sigma)
+    if res.status == 0:
+        warns.append(w)
     # least_squares' active set: a parameter pinned at a bound has no two-sided error
     at_bound = {n: ("lower" if m < 0 else "upper") for n, m in zip(names, res.active_mask) if m != 0}
     for n, side in at_bound.items():
