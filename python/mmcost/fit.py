@@ -31,7 +31,7 @@ CORRELATION_LIMIT = 0.99
 #: absolute correlation above which the summary notes a pair (no warning)
 CORRELATION_NOTE = 0.9
 #: the largest magnitude of a measured value or stddev a fit takes (and the inverse, the smallest
-#: nonzero stddev): squared residuals over sigma stay inside a double
+#: nonzero one): squared residuals over sigma stay inside a double
 MAX_MAGNITUDE = 1e50
 #: the most parameter draws a band or a bootstrap takes, and draws x rows a band evaluates at once
 MAX_SAMPLES = 10**6
@@ -75,10 +75,11 @@ def _check_data(model: Model, df) -> pd.DataFrame:
     if not np.isfinite(value).all():
         i = int(np.flatnonzero(~np.isfinite(value))[0])
         raise ValueError(f"fit data: 'value' is missing or not finite in row {i} ({df['metric'].iloc[i]})")
-    if (np.abs(value) > MAX_MAGNITUDE).any():
-        i = int(np.flatnonzero(np.abs(value) > MAX_MAGNITUDE)[0])
-        raise ValueError(f"fit data: 'value' {value[i]:g} in row {i} is beyond {MAX_MAGNITUDE:g} in magnitude "
-                         "(change the unit)")
+    out_of_range = (np.abs(value) > MAX_MAGNITUDE) | ((value != 0) & (np.abs(value) < 1 / MAX_MAGNITUDE))
+    if out_of_range.any():
+        i = int(np.flatnonzero(out_of_range)[0])
+        raise ValueError(f"fit data: 'value' {value[i]:g} in row {i} is outside [{1 / MAX_MAGNITUDE:g}, "
+                         f"{MAX_MAGNITUDE:g}] in magnitude (change the unit)")
     unknown = sorted({m for m in df["metric"] if not model.supports(m)})
     if unknown:
         raise ValueError(f"{model.name} does not predict metric(s) {unknown}; it predicts {list(model.METRICS)}")

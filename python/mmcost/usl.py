@@ -66,8 +66,8 @@ class UslModel(Model):
             rows = df[df["metric"] == self.metric] if "metric" in df else df.iloc[:0]
             n = pd.to_numeric(rows[self.n_column], errors="coerce")
             x = pd.to_numeric(rows.get("value", pd.Series(dtype=float)), errors="coerce")
-            ok = np.isfinite(n) & np.isfinite(x) & (n > 0) & (x > 0)
-            if ok.any():  # a start the data cannot put outside lam's bounds; fit() checks the data itself
+            ok = np.isfinite(n) & np.isfinite(x) & (n >= 1) & (x > 0)
+            if ok.any():  # a finite start; fit() checks the data itself and clips a start into the bounds
                 i = n[ok].idxmin()
                 kwargs["x0"] = {"lam": float(x[i] / n[i])}
         return super().fit(df, **kwargs)
