@@ -73,8 +73,9 @@ MAX_DRAWN = 1e200
 
 
 def _metric_rows(df: pd.DataFrame, metric: str, **extra) -> pd.DataFrame:
-    """The rows of ``metric`` (and ``extra`` column filters), each value a
-    finite number a figure can draw, or a ValueError naming the row."""
+    """The rows of ``metric``, each value a finite number a figure can draw,
+    or a ValueError naming the row. ``extra`` filters on columns: a value to
+    match, or ``...`` for any non-empty one (``call_site=...``)."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame, got {type(df).__name__}")
     for col in ("metric", "value", *extra):
