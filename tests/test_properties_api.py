@@ -10,6 +10,7 @@ quarter of that for the slower ones (a fit, a figure, a CLI call);
 ``MMCOST_HYPOTHESIS_EXAMPLES=10000 python -m pytest tests/test_properties_api.py``
 runs ten thousand."""
 
+import functools
 import io
 import math
 import os
@@ -153,6 +154,14 @@ def test_a_fit_to_exact_data_recovers_the_parameters_and_predicts_within_its_ban
     assert len(loo) == len(df) and np.all(np.isfinite(loo["predicted"]))
 
 
+@functools.cache
+def _usl_fit():
+    """One USL fit to exact data, shared by the properties that probe its predict and bootstrap."""
+    df = pd.DataFrame({"metric": "throughput", "cpus": [1, 2, 4, 8, 16],
+                       "value": usl([1, 2, 4, 8, 16], 0.05, 0.001, 100.0), "stddev_pct": 2.0})
+    return UslModel().fit(df)
+
+
 @st.composite
 def frames(draw):
     """A throughput frame with anything in it: NaN, inf, negatives, zero,
@@ -186,9 +195,7 @@ def test_a_fit_to_any_frame_answers_or_names_the_column(df):
 @SLOW
 @given(st.one_of(JUNK, TEXT, st.floats(-1, 2)), st.one_of(st.integers(-5, 5), JUNK))
 def test_predict_checks_interval_and_samples(interval, n_samples):
-    df = pd.DataFrame({"metric": "throughput", "cpus": [1, 2, 4, 8, 16],
-                       "value": usl([1, 2, 4, 8, 16], 0.05, 0.001, 100.0), "stddev_pct": 2.0})
-    fit = _FIT.setdefault("usl", UslModel().fit(df))
+    fit = _usl_fit()
     ask = pd.DataFrame({"metric": "throughput", "cpus": [32]})
     try:
         pred = fit.predict(ask, interval=interval, n_samples=n_samples, seed=0)
@@ -199,15 +206,10 @@ def test_predict_checks_interval_and_samples(interval, n_samples):
     assert np.isfinite(pred[["best", "lo", "hi"]].to_numpy()).all() and pred["lo"].iloc[0] <= pred["hi"].iloc[0]
 
 
-_FIT: dict = {}
-
-
 @SLOW
 @given(st.one_of(st.integers(-3, 6), st.none(), ANY, TEXT, st.booleans()), st.one_of(st.integers(-3, 3), JUNK))
 def test_bootstrap_checks_its_count(n, seed):
-    df = pd.DataFrame({"metric": "throughput", "cpus": [1, 2, 4, 8, 16],
-                       "value": usl([1, 2, 4, 8, 16], 0.05, 0.001, 100.0), "stddev_pct": 2.0})
-    fit = _FIT.setdefault("usl", UslModel().fit(df))
+    fit = _usl_fit()
     try:
         boot = fit.bootstrap(n=n, seed=seed)
     except (ValueError, TypeError) as exc:

@@ -96,10 +96,7 @@ class CpuPresetsDirective(SphinxDirective):
     def run(self):
         from mmcost.cpu_models import PRESETS
 
-        rows = []
-        for name, p in PRESETS.items():
-            rows.append([name, getattr(p, "arch", ""), getattr(p, "clock_ghz", ""), getattr(p, "cores", ""),
-                         getattr(p, "source", "")])
+        rows = [[name, p.arch, p.clock_ghz, p.cores, p.source] for name, p in PRESETS.items()]
         return [table(["cpu_model", "arch", "clock [GHz]", "cores", "source"], rows, [16, 6, 6, 6, 60])]
 
 
