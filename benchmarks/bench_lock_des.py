@@ -2,7 +2,7 @@
 
 Model: N = 8 CPUs, each loops { work Exp(2 us); acquire one FIFO lock;
 hold Exp(0.5 us); release }. Both simulators run the same number of lock
-acquisitions; the script prints wall times, events per second, the ratio,
+acquisitions; the script prints CPU times, events per second, the ratio,
 and mmcost with 1 vs 2 threads for independent replications.
 
     pip install simpy
@@ -19,6 +19,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import random
+import statistics
 import time
 
 import numpy as np
@@ -55,19 +56,19 @@ def simpy_run(acquisitions: int, seed: int = 1):
     stop = env.event()
     for _ in range(CPUS):
         env.process(cpu())
-    t = time.perf_counter()
+    t = time.process_time()
     env.run(until=stop)
-    wall = time.perf_counter() - t
+    spent = time.process_time() - t
     # SimPy schedules ~4 events per acquisition (timeout, request, timeout, release)
-    return wall, done[0] / env.now, 4 * done[0]
+    return spent, done[0] / env.now, 4 * done[0]
 
 
-def mmcost_run(acquisitions: int, replications: int = 1, threads: int = 1, seed: int = 1):
-    t = time.perf_counter()
+def mmcost_run(acquisitions: int, replications: int = 1, threads: int = 1, seed: int = 1, clock=time.process_time):
+    t = clock()
     params = _core.locks.LockSimParams(cpus=CPUS, locks=LOCKS, stages=STAGES, warmup_ops=0, ops=acquisitions)
     d = _core.locks.simulate(params, replications, threads, seed)
-    wall = time.perf_counter() - t
-    return wall, float(np.mean(d["ops"] / d["time"])), float(d["events"].sum())
+    spent = clock() - t
+    return spent, float(np.mean(d["ops"] / d["time"])), float(d["events"].sum())
 
 
 def public_run(acquisitions: int, seed: int = 1):
@@ -75,35 +76,48 @@ def public_run(acquisitions: int, seed: int = 1):
     the acquisitions each (a confidence interval needs two), one thread."""
     system = LockSystem(CPUS, (Lock("lock"),), (Work(Dist.exponential(WORK_US)),
                                                 Critical("lock", "cs", Dist.exponential(HOLD_US))))
-    t = time.perf_counter()
+    t = time.process_time()
     res = system.simulate(ops=acquisitions // 2, warmup_ops=0, replications=2, threads=1, seed=seed, progress=False)
-    wall = time.perf_counter() - t
-    return wall, res.throughput_per_s / 1e6, res.system_values["events"]
+    spent = time.process_time() - t
+    return spent, res.throughput_per_s / 1e6, res.system_values["events"]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--acquisitions", type=int, default=100_000)
+    ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     n = args.acquisitions
     exact = queueing.mva([HOLD_US], WORK_US, CPUS).iloc[-1]["throughput"]
     mmcost_run(1000)  # warm up
-    # best of 3 for both: the least-disturbed run of each (timeit's advice)
-    tm, xm, em = min((mmcost_run(n) for _ in range(3)), key=lambda r: r[0])
-    ts, xs, es = min((simpy_run(n) for _ in range(3)), key=lambda r: r[0])
     public_run(1000)  # warm up: the first call imports scipy.special for its t quantile
-    tp, xp, _ = min((public_run(n) for _ in range(3)), key=lambda r: r[0])
+    # Paired rounds: each SimPy run is compared with the best of 3 mmcost runs
+    # made right after it, so that a slow spell of this (virtual) machine
+    # falls on both sides of a ratio; the median round is reported.
+    rounds = []
+    for _ in range(args.rounds):
+        simpy = simpy_run(n)
+        core = min((mmcost_run(n) for _ in range(3)), key=lambda r: r[0])
+        public = min((public_run(n) for _ in range(3)), key=lambda r: r[0])
+        rounds.append((simpy, core, public))
+    ratio_core = sorted(r[0][0] / r[1][0] for r in rounds)
+    ratio_public = sorted(r[0][0] / r[2][0] for r in rounds)
+    ts, xs, es = statistics.median_low(r[0] for r in rounds)
+    tm, xm, em = statistics.median_low(r[1] for r in rounds)
+    tp, xp, _ = statistics.median_low(r[2] for r in rounds)
     print(f"single lock, {CPUS} CPUs, exponential work {WORK_US} us / hold {HOLD_US} us, {n} acquisitions each")
     print(f"  exact MVA throughput {exact:.4f} /us; mmcost {xm:.4f}; SimPy {xs:.4f}")
-    print("  (wall times: best of 3 runs each)")
+    print(f"  (CPU times, median of {args.rounds} rounds; in each round SimPy once, mmcost best of 3)")
     print(f"  mmcost: {tm * 1e3:9.2f} ms  {em / tm / 1e6:8.2f} M events/s  (1 thread)")
     print(f"  SimPy : {ts * 1e3:9.2f} ms  {es / ts / 1e6:8.2f} M events/s")
     print(f"  LockSystem.simulate: {tp * 1e3:9.2f} ms  (the public API, throughput {xp:.4f} /us)")
-    print(f"  SimPy / mmcost core wall time:       {ts / tm:.0f}x  (target >= 150x)")
-    print(f"  SimPy / LockSystem.simulate wall time: {ts / tp:.0f}x  (target >= 120x)")
+    print(f"  SimPy / mmcost core:         {statistics.median(ratio_core):.0f}x  "
+          f"(rounds {ratio_core[0]:.0f}-{ratio_core[-1]:.0f}x; target >= 150x)")
+    print(f"  SimPy / LockSystem.simulate: {statistics.median(ratio_public):.0f}x  "
+          f"(rounds {ratio_public[0]:.0f}-{ratio_public[-1]:.0f}x; target >= 120x)")
     reps = 8
-    t1, _, ev = mmcost_run(n * 5, reps, threads=1)
-    t2, _, _ = mmcost_run(n * 5, reps, threads=2)
+    t1, _, ev = mmcost_run(n * 5, reps, threads=1, clock=time.perf_counter)  # wall time: threads share it
+    t2, _, _ = mmcost_run(n * 5, reps, threads=2, clock=time.perf_counter)
     print(f"  {reps} replications x {n * 5} acquisitions: 1 thread {t1:.3f} s ({ev / t1 / 1e6:.1f} M events/s), "
           f"2 threads {t2:.3f} s: speed-up {t1 / t2:.2f}x")
 

@@ -85,33 +85,52 @@ struct LockState {
   WaitQueue waiting;
   std::uint64_t expected = ~0ULL;  // sequence number of the live ticket completion
   double last_change = 0.0;
+  double busy = 0.0;  // time with a holder or waiters, since the warm-up
+  const LockSpec* spec = nullptr;
+  int logical = 0;  // the lock this partition belongs to
   int present() const { return (holder >= 0 ? 1 : 0) + waiting.size(); }
+};
+
+// What the hot path reads of a stage, in one place: no lookups through the
+// lock table or the strings of Stage per event.
+struct StageInfo {
+  const sim::Distribution* time;
+  Counters* counters;  // this stage's entry in the result
+  int first = -1;      // first partition of its lock (-1: work)
+  int parts = 0;       // partitions of its lock
+  bool irq_disabled = false;
+};
+
+// Each CPU's state, kept together (one cache line) rather than in parallel arrays.
+struct CpuState {
+  const StageInfo* cur = nullptr;  // current stage (stage is its index)
+  int stage = 0;
+  int held = -1;          // the partition requested or held
+  double request = 0.0;   // when the current lock was requested
+  double deferred = 0.0;  // interrupt time owed after an irq-disabled unlock
 };
 
 class LockSim {
  public:
   LockSim(const LockSimParams& p, std::uint64_t seed, std::uint64_t rep)
-      : p_(p), rng_(seed, rep), stage_(static_cast<std::size_t>(p.cpus), 0),
-        request_(static_cast<std::size_t>(p.cpus), 0.0), deferred_(static_cast<std::size_t>(p.cpus), 0.0),
-        held_(static_cast<std::size_t>(p.cpus), -1), irq_(p.irq_rate > 0.0 && p.irq_service > 0.0),
-        cur_(static_cast<std::size_t>(p.cpus), nullptr) {
-    // one LockState per partition; first_[l] is lock l's first partition
+      : p_(p), rng_(seed, rep), cpu_(static_cast<std::size_t>(p.cpus)), irq_(p.irq_rate > 0.0 && p.irq_service > 0.0),
+        n_stages_(static_cast<int>(p.stages.size())) {
+    // one LockState per partition; first[l] is lock l's first partition
+    std::vector<int> first;
     for (std::size_t l = 0; l < p.locks.size(); ++l) {
-      first_.push_back(static_cast<int>(locks_.size()));
-      for (int k = 0; k < p.locks[l].partitions; ++k) {
-        locks_.push_back(LockState{-1, WaitQueue(p.cpus), ~0ULL, 0.0});
-        logical_.push_back(static_cast<int>(l));
-      }
-    }
-    busy_.assign(locks_.size(), 0.0);
-    for (int l : logical_) spec_.push_back(&p.locks[static_cast<std::size_t>(l)]);
-    for (const auto& st : p.stages) {  // hot path: no lookups through the lock table per acquisition
-      stage_first_.push_back(st.lock >= 0 ? first_[static_cast<std::size_t>(st.lock)] : -1);
-      stage_parts_.push_back(st.lock >= 0 ? p.locks[static_cast<std::size_t>(st.lock)].partitions : 0);
+      first.push_back(static_cast<int>(locks_.size()));
+      for (int k = 0; k < p.locks[l].partitions; ++k)
+        locks_.push_back(LockState{-1, WaitQueue(p.cpus), ~0ULL, 0.0, 0.0, &p.locks[l], static_cast<int>(l)});
     }
     r_.per_lock.resize(p.locks.size());
     r_.lock_busy.assign(p.locks.size(), 0.0);
     r_.per_stage.resize(p.stages.size());
+    for (std::size_t k = 0; k < p.stages.size(); ++k) {
+      const auto& st = p.stages[k];
+      stages_.push_back(StageInfo{&st.time, &r_.per_stage[k], st.lock >= 0 ? first[static_cast<std::size_t>(st.lock)] : -1,
+                                  st.lock >= 0 ? p.locks[static_cast<std::size_t>(st.lock)].partitions : 0,
+                                  st.irq_disabled});
+    }
   }
 
   LockSimResult run(const std::atomic<bool>& stop) {
@@ -119,8 +138,9 @@ class LockSim {
     try {
       // Start each CPU at a random stage so the warm-up starts spread out.
       for (int c = 0; c < p_.cpus; ++c) {
-        stage_[static_cast<std::size_t>(c)] = static_cast<int>(rng_.next() % p_.stages.size());
-        cur_[static_cast<std::size_t>(c)] = &p_.stages[static_cast<std::size_t>(stage_[static_cast<std::size_t>(c)])];
+        auto& cpu = cpu_[static_cast<std::size_t>(c)];
+        cpu.stage = static_cast<int>(rng_.next() % p_.stages.size());
+        cpu.cur = &stages_[static_cast<std::size_t>(cpu.stage)];
         begin_stage(c);
       }
       events(stop);
@@ -151,10 +171,10 @@ class LockSim {
   }
 
   void finish() {
-    for (std::size_t l = 0; l < locks_.size(); ++l) account_busy(static_cast<int>(l));
-    for (std::size_t l = 0; l < locks_.size(); ++l)
-      r_.lock_busy[static_cast<std::size_t>(logical_[l])] +=
-          busy_[l] / p_.locks[static_cast<std::size_t>(logical_[l])].partitions;
+    for (auto& L : locks_) {
+      account_busy(L);
+      r_.lock_busy[static_cast<std::size_t>(L.logical)] += L.busy / L.spec->partitions;
+    }
     for (std::size_t s = 0; s < p_.stages.size(); ++s) {
       const int l = p_.stages[s].lock;
       if (l < 0) continue;
@@ -166,134 +186,122 @@ class LockSim {
     r_.events = static_cast<double>(q_.processed());
   }
 
-  const Stage& st(int cpu) const { return *cur_[static_cast<std::size_t>(cpu)]; }
+  CpuState& cpu(int c) { return cpu_[static_cast<std::size_t>(c)]; }
+  LockState& lock(int l) { return locks_[static_cast<std::size_t>(l)]; }
 
-  void begin_stage(int cpu) {
-    const auto& s = st(cpu);
-    if (s.lock < 0) {
-      q_.schedule(s.time.sample(rng_), cpu, kStageDone);
+  void begin_stage(int c) {
+    const StageInfo& s = *cpu(c).cur;
+    if (s.first < 0) {
+      q_.schedule(s.time->sample(rng_), c, kStageDone);
       return;
     }
-    const auto k = static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)]);
-    const int parts = stage_parts_[k];
-    const int l = stage_first_[k] + (parts > 1 ? static_cast<int>(rng_.next() % static_cast<std::uint64_t>(parts)) : 0);
-    held_[static_cast<std::size_t>(cpu)] = l;
-    request(cpu, l);
+    const int l = s.first + (s.parts > 1 ? static_cast<int>(rng_.next() % static_cast<std::uint64_t>(s.parts)) : 0);
+    cpu(c).held = l;
+    request(c, l);
   }
 
-  // Lock indices below are partitions (LockState); spec() is their lock's.
-  const LockSpec& spec(int l) const { return *spec_[static_cast<std::size_t>(l)]; }
-
-  void account_busy(int l) {
-    auto& L = locks_[static_cast<std::size_t>(l)];
-    if (L.present() > 0) busy_[static_cast<std::size_t>(l)] += q_.now() - L.last_change;
+  void account_busy(LockState& L) {
+    if (L.present() > 0) L.busy += q_.now() - L.last_change;
     L.last_change = q_.now();
   }
 
-  void request(int cpu, int l) {
-    auto& L = locks_[static_cast<std::size_t>(l)];
-    const auto& spec = this->spec(l);
-    account_busy(l);
-    request_[static_cast<std::size_t>(cpu)] = q_.now();
-    const bool busy = L.present() > 0;
-    auto& cs = r_.per_stage[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])];
-    if (busy) {
-      cs.contended += 1;
-      L.waiting.push_back(cpu);
+  // Lock indices below are partitions (LockState).
+  void request(int c, int l) {
+    auto& L = lock(l);
+    account_busy(L);
+    cpu(c).request = q_.now();
+    if (L.present() > 0) {
+      cpu(c).cur->counters->contended += 1;
+      L.waiting.push_back(c);
     } else {
-      L.holder = cpu;
-      acquired(cpu, l);
-      if (spec.kind == LockKind::Queued) q_.schedule(spec.handoff + hold(cpu), cpu, kStageDone);
+      L.holder = c;
+      acquired(c);
+      if (L.spec->kind == LockKind::Queued) q_.schedule(L.spec->handoff + hold(c), c, kStageDone);
     }
-    if (spec.kind == LockKind::Ticket) reschedule_ticket(l);
+    if (L.spec->kind == LockKind::Ticket) reschedule_ticket(l);
   }
 
   // A hold of the CPU's current critical section, with the interrupts that
   // arrive during it either inside (stretching it) or deferred past the unlock.
-  double hold(int cpu) {
-    const auto& s = st(cpu);
-    double h = s.time.sample(rng_);
-    if (irq_) {
-      double k = 0;  // a count, but one that may pass 2^31: Poisson(irq_rate * h) arrivals during the hold's own progress
-      for (double t = rng_.exponential(1.0 / p_.irq_rate); t < h; t += rng_.exponential(1.0 / p_.irq_rate)) {
-        ticks_.tick();
-        ++k;
-      }
-      if (s.irq_disabled)
-        deferred_[static_cast<std::size_t>(cpu)] += k * p_.irq_service;
-      else
-        h += k * p_.irq_service;
+  double hold(int c) {
+    const double h = cpu(c).cur->time->sample(rng_);
+    return irq_ ? with_interrupts(c, h) : h;
+  }
+
+  // Kept out of line so that hold() inlines into the hot path without them.
+  double with_interrupts(int c, double h) {
+    double k = 0;  // a count, but one that may pass 2^31: Poisson(irq_rate * h) arrivals during the hold's own progress
+    for (double t = rng_.exponential(1.0 / p_.irq_rate); t < h; t += rng_.exponential(1.0 / p_.irq_rate)) {
+      ticks_.tick();
+      ++k;
     }
-    return h;
+    if (cpu(c).cur->irq_disabled) {
+      cpu(c).deferred += k * p_.irq_service;
+      return h;
+    }
+    return h + k * p_.irq_service;
   }
 
   // Waits are accumulated per call site only; each lock's statistics are the
   // exact merge of its sites' at the end of the run.
-  void acquired(int cpu, int /*lock*/) {
-    const double wait = q_.now() - request_[static_cast<std::size_t>(cpu)];
-    r_.per_stage[static_cast<std::size_t>(stage_[static_cast<std::size_t>(cpu)])].wait.add(wait);
-  }
+  void acquired(int c) { cpu(c).cur->counters->wait.add(q_.now() - cpu(c).request); }
 
   // The holder leaves; the next waiter (FIFO) takes the lock.
   void release(int l) {
-    auto& L = locks_[static_cast<std::size_t>(l)];
-    account_busy(l);
+    auto& L = lock(l);
+    account_busy(L);
     L.holder = -1;
     if (!L.waiting.empty()) {
       const int next = L.waiting.pop_front();
       L.holder = next;
-      acquired(next, l);
-      const auto& spec = this->spec(l);
-      if (spec.kind == LockKind::Queued) q_.schedule(spec.handoff + hold(next), next, kStageDone);
+      acquired(next);
+      if (L.spec->kind == LockKind::Queued) q_.schedule(L.spec->handoff + hold(next), next, kStageDone);
     }
   }
 
   void reschedule_ticket(int l) {
-    auto& L = locks_[static_cast<std::size_t>(l)];
+    auto& L = lock(l);
     L.expected = ~0ULL;  // any scheduled completion is now stale (memoryless: resample)
     const int k = L.present();
     if (k == 0) return;
-    const auto& spec = this->spec(l);
-    const double mean = st(L.holder).time.mean + spec.handoff + spec.handoff_per_waiter * (k - 1);
+    const double mean = cpu(L.holder).cur->time->mean + L.spec->handoff + L.spec->handoff_per_waiter * (k - 1);
     L.expected = q_.schedule(rng_.exponential(mean), l, kTicketDone);
   }
 
   void ticket_done(int l) {
-    const int cpu = locks_[static_cast<std::size_t>(l)].holder;
+    const int c = lock(l).holder;
     release(l);
     reschedule_ticket(l);
-    next_stage(cpu);
+    next_stage(c);
   }
 
-  void finish_stage(int cpu) {
-    const auto& s = st(cpu);
-    if (s.lock >= 0) release(held_[static_cast<std::size_t>(cpu)]);  // queued locks end their hold here
-    next_stage(cpu);
+  void finish_stage(int c) {
+    if (cpu(c).cur->first >= 0) release(cpu(c).held);  // queued locks end their hold here
+    next_stage(c);
   }
 
-  void next_stage(int cpu) {
-    auto& s = stage_[static_cast<std::size_t>(cpu)];
-    if (++s == static_cast<int>(p_.stages.size())) {
-      s = 0;
+  void next_stage(int c) {
+    auto& C = cpu(c);
+    if (++C.stage == n_stages_) {
+      C.stage = 0;
       ++completed_;
       if (completed_ > p_.warmup_ops) r_.ops += 1;
       if (completed_ == p_.warmup_ops) reset();
     }
-    cur_[static_cast<std::size_t>(cpu)] = &p_.stages[static_cast<std::size_t>(s)];
-    double& d = deferred_[static_cast<std::size_t>(cpu)];
-    if (d > 0.0) {  // interrupts held back by an irq-disabled section run now
-      q_.schedule(d, cpu, kResume);
-      d = 0.0;
+    C.cur = &stages_[static_cast<std::size_t>(C.stage)];
+    if (C.deferred > 0.0) {  // interrupts held back by an irq-disabled section run now
+      q_.schedule(C.deferred, c, kResume);
+      C.deferred = 0.0;
       return;
     }
-    begin_stage(cpu);
+    begin_stage(c);
   }
 
   void reset() {  // end of warm-up: forget what was counted so far
     t0_ = q_.now();
-    for (std::size_t l = 0; l < locks_.size(); ++l) {
-      account_busy(static_cast<int>(l));
-      busy_[l] = 0.0;
+    for (auto& L : locks_) {
+      account_busy(L);
+      L.busy = 0.0;
     }
     for (auto& c : r_.per_lock) c = Counters{};
     for (auto& c : r_.per_stage) c = Counters{};
@@ -304,18 +312,10 @@ class LockSim {
   sim::StopCheck ticks_;  // Ctrl-C inside one event (10^10 interrupts in one hold)
   sim::EventQueue q_;
   std::vector<LockState> locks_;  // one per partition
-  std::vector<int> first_;        // lock -> its first partition
-  std::vector<int> logical_;      // partition -> its lock
-  std::vector<double> busy_;      // per partition
-  std::vector<const LockSpec*> spec_;  // partition -> its lock's spec
-  std::vector<int> stage_first_;  // stage -> first partition of its lock (-1: work)
-  std::vector<int> stage_parts_;  // stage -> partitions of its lock
-  std::vector<int> stage_;
-  std::vector<double> request_;
-  std::vector<double> deferred_;  // interrupt time owed after an irq-disabled unlock
-  std::vector<int> held_;         // the partition each CPU requested or holds
+  std::vector<StageInfo> stages_;
+  std::vector<CpuState> cpu_;
   bool irq_;
-  std::vector<const Stage*> cur_;  // each CPU's current stage (stage_ is its index)
+  int n_stages_;
   LockSimResult r_;
   long completed_ = 0;
   double t0_ = 0.0;
