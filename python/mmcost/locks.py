@@ -376,44 +376,54 @@ class LockSystem(Mechanism):
     def _analytic(self) -> LockResult:
         if any(lk.kind == LockKind.TICKET for lk in self.locks):
             return self._ticket_analytic()
-        critical = self.critical
-        used = [lk for lk in self.locks if any(c.lock == lk.name for c in critical)]
-        think = self.think_us
+        # one pass over the stages: the think time (work, plus interrupts deferred past irq-disabled
+        # unlocks: think_us) and each lock's call sites with their hold moments (_hold_moments)
+        irq = self.irq_load
+        think, sites_of = 0.0, {}
+        for st in self.stages:
+            if isinstance(st, Work):
+                think += st.time.mean_us
+                continue
+            h = st.hold.mean_us
+            var = st.hold.scv * h * h
+            if irq and st.irq_disabled:
+                think += h * irq
+            elif irq:
+                h, var = h * (1 + irq), var * (1 + irq) ** 2 + h * self.irq_rate_per_us * self.irq_service_us**2
+            sites_of.setdefault(st.lock, []).append((st.site, h, var))
+        used = [lk for lk in self.locks if lk.name in sites_of]
         if not used:
-            x = self.cpus / think
-            return self._result(x, {}, {}, "analytic")
+            return self._result(self.cpus / think, {}, {}, "analytic")
         visits, service, scv = [], [], []
         for lk in used:
-            moments = [self._hold_moments(c) for c in critical if c.lock == lk.name]
-            s = [lk.handoff_us + h for h, _ in moments]
+            sites = sites_of[lk.name]
+            s = [lk.handoff_us + h for _, h, _ in sites]
             mean = math.fsum(s) / len(s)
-            second = math.fsum(var + x * x for (_, var), x in zip(moments, s)) / len(s)
+            second = math.fsum(var + x * x for (_, _, var), x in zip(sites, s)) / len(s)
             visits.append(len(s))
             service.append(mean)
             # a hold below 1e-100 us is no hold: its square would underflow to 0/0
             scv.append(second / mean**2 - 1 if mean > 1e-100 else 0.0)
         if think == 0 and sum(service) == 0:
             raise ValueError("stages: every stage takes zero time")
-        # a lock of K partitions is K stations, each visited 1/K as often; "<name>" is the first
+        # a lock of K partitions is K stations, each visited 1/K as often (partition 0 first)
         parts = [lk.partitions for lk in used]
-        names = [lk.name if k == 0 else f"{lk.name}#{k}" for lk in used for k in range(lk.partitions)]
         # only population N is read (and N-1's throughput): the core keeps O(K), not an N x K table
         top = _core.queueing.mva_top([s for s, k in zip(service, parts) for _ in range(k)],
                                      [v / k for v, k in zip(visits, parts) for _ in range(k)], float(think),
                                      int(self.cpus), [c for c, k in zip(scv, parts) for _ in range(k)])
-        x, qlen = top.throughput, top.queue_length.tolist()  # Python floats: NumPy scalars are slow here
-        first = {lk.name: names.index(lk.name) for lk in used}  # "<name>" is partition 0
+        x, qlen = top.throughput, top.queue_length  # a list of Python floats: NumPy scalars are slow here
         per_lock, per_site = {}, {}
+        first = 0  # the lock's partition 0 among the stations
         for lk, vis, s in zip(used, visits, service):
             demand = s * vis / lk.partitions
-            util = x * demand
-            wait = qlen[first[lk.name]] / x / (vis / lk.partitions) - s
+            wait = qlen[first] / x / (vis / lk.partitions) - s
+            first += lk.partitions
             # arrival theorem: a request sees the lock as the other N-1 CPUs keep it
             busy_seen = top.throughput_before * demand
-            per_lock[lk.name] = dict(acquisitions=x * vis, contended=x * vis * busy_seen, wait=wait, util=util)
-            for c in critical:
-                if c.lock == lk.name:
-                    per_site[c.site] = dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=wait)
+            per_lock[lk.name] = dict(acquisitions=x * vis, contended=x * vis * busy_seen, wait=wait, util=x * demand)
+            for site, _, _ in sites_of[lk.name]:
+                per_site[site] = dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=wait)
         return self._result(x, per_lock, per_site, "analytic")
 
     def _ticket_analytic(self) -> LockResult:
@@ -438,15 +448,20 @@ class LockSystem(Mechanism):
 
     def _result(self, x_per_us, per_lock, per_site, solver, ci=None, events=None) -> LockResult:
         system = {"throughput_per_s": x_per_us * US_PER_S, "cpus": float(self.cpus)}
-        locks = {k: dict(acquisitions_per_s=d["acquisitions"] * US_PER_S, contended_per_s=d["contended"] * US_PER_S,
-                         contended_pct=100 * d["contended"] / d["acquisitions"] if d["acquisitions"] else 0.0,
-                         wait_avg_us=d["wait"], wait_total_us_per_s=d["wait"] * d["acquisitions"] * US_PER_S,
-                         wait_max_us=d.get("wait_max", math.nan), utilization=d["util"]) for k, d in per_lock.items()}
-        sites = {k: dict(lock=d["lock"], acquisitions_per_s=d["acquisitions"] * US_PER_S,
-                         contended_per_s=d["contended"] * US_PER_S, wait_avg_us=d["wait"],
-                         wait_total_us_per_s=d["wait"] * d["acquisitions"] * US_PER_S,
-                         wait_max_us=d.get("wait_max", math.nan), wait_sd_us=d.get("wait_sd", math.nan),
-                         spin_share_pct=100 * d["wait"] * d["acquisitions"] / self.cpus) for k, d in per_site.items()}
+        nan, cpus = math.nan, self.cpus
+        locks, sites = {}, {}  # dict literals in loops: a fit's thousands of solves build these
+        for k, d in per_lock.items():
+            acq, wait = d["acquisitions"], d["wait"]
+            locks[k] = {"acquisitions_per_s": acq * US_PER_S, "contended_per_s": d["contended"] * US_PER_S,
+                        "contended_pct": 100 * d["contended"] / acq if acq else 0.0, "wait_avg_us": wait,
+                        "wait_total_us_per_s": wait * acq * US_PER_S, "wait_max_us": d.get("wait_max", nan),
+                        "utilization": d["util"]}
+        for k, d in per_site.items():
+            acq, wait = d["acquisitions"], d["wait"]
+            sites[k] = {"lock": d["lock"], "acquisitions_per_s": acq * US_PER_S,
+                        "contended_per_s": d["contended"] * US_PER_S, "wait_avg_us": wait,
+                        "wait_total_us_per_s": wait * acq * US_PER_S, "wait_max_us": d.get("wait_max", nan),
+                        "wait_sd_us": d.get("wait_sd", nan), "spin_share_pct": 100 * wait * acq / cpus}
         if ci is not None:
             for col, half in ci["system"].items():
                 system[f"{col}_ci99"] = float(half)

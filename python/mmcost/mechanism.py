@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import enum
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, NamedTuple
@@ -61,7 +62,7 @@ _INHERITED_LEAVES: contextvars.ContextVar = contextvars.ContextVar("inherited_le
 #: leaf maps by (class, Mechanism._shape()): networks built inside a solve share one
 _LEAFMAPS: dict = {}
 #: per-instance caches, not part of the description (pickling drops them)
-_CACHES = ("_leaves", "_cache", "_features", "_configured_cache")
+_CACHES = ("_leaves", "_cache", "_features", "_switches", "_configured_cache")
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,37 @@ def _walk(obj, path: tuple, prefix: str, out: dict, skip=frozenset()):
             if name in out:
                 raise TypeError(f"{type(obj).__name__}: two fields flatten to the leaf name {name!r}")
             out[name] = Leaf(name, here, k, _kind_of(val, k, f.type))
+
+
+class LeafMap(dict):
+    """Leaves by flat name, and by the top-level field they live in (what a
+    copy re-checks and re-syncs when only some fields changed)."""
+
+    @functools.cached_property
+    def by_top(self) -> dict[str, tuple[Leaf, ...]]:
+        out: dict[str, list] = {}
+        for lf in self.values():
+            out.setdefault(lf.path[0][1], []).append(lf)
+        return {k: tuple(v) for k, v in out.items()}
+
+
+@functools.cache
+def _switch_inputs() -> frozenset:
+    """What a kernel switch's value depends on: the kernel, the arch, and the
+    field of the switch's own name (every switch of the catalogue)."""
+    from .kernel import switches
+
+    return frozenset(switches()) | {"kernel", "arch"}
+
+
+def _with_value(p: Parameter, value: float) -> Parameter:
+    """``replace(p, value=value)`` for a value already checked against p's
+    bounds: a copy of its fields (replace() re-runs __init__, ~10 us, and a
+    band copies thousands)."""
+    new = object.__new__(Parameter)
+    new.__dict__.update(p.__dict__)
+    new.__dict__["value"] = value
+    return new
 
 
 def _get(obj, path):
@@ -280,14 +312,23 @@ class Mechanism(Model):
             leaves, changed = inherited
             _INHERITED_LEAVES.set(None)  # only this object's: not a nested one built by check()
         object.__setattr__(self, "_leaves", leaves)
-        for name, lf in leaves.items():  # one place that checks every top-level field's type and choices
-            if len(lf.path) != 1 or lf.kind == "object" or (changed is not None and name not in changed):
-                continue  # a copy's unchanged fields were checked when the original was made
+        # one place that checks every top-level field's type and choices; a copy's unchanged fields
+        # were checked when the original was made
+        for lf in leaves.values() if changed is None else (x for t in changed for x in leaves.by_top.get(t, ())):
+            if len(lf.path) != 1 or lf.kind == "object":
+                continue
+            name = lf.name
             val = getattr(self, name)
             if val is None or isinstance(val, enum.Enum):
                 continue
             object.__setattr__(self, name, coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases))
-        table = self.table_values()
+        # A copy that set float fields to numbers (a fit's or a band's draws) has nothing for the
+        # tables to fill: their inputs (the CPU, the compressor, the kernel: never a float field) are
+        # the original's, which filled every field they name, and no changed field is left empty.
+        values_only = changed is not None and all(
+            [(lf.kind, len(lf.path)) for lf in leaves.by_top.get(t, ())] == [("float", 1)] and getattr(self, t) is not None
+            for t in changed)
+        table = {} if values_only else self.table_values()
         for n, val in table.items():
             if n in leaves and _get(self, leaves[n].path) is None:
                 path = leaves[n].path
@@ -309,13 +350,13 @@ class Mechanism(Model):
         return {k: v for k, v in self.__dict__.items() if k not in _CACHES}
 
     # --- leaves -----------------------------------------------------------------------
-    def _leafmap(self) -> dict[str, Leaf]:
+    def _leafmap(self) -> LeafMap:
         key = self._shape()
         if key is not None:
             cached = _LEAFMAPS.get((type(self), key))
             if cached is not None:
                 return cached
-        out = self._build_leafmap()
+        out = LeafMap(self._build_leafmap())
         if key is not None and len(_LEAFMAPS) < 4096:
             _LEAFMAPS[(type(self), key)] = out
         return out
@@ -360,7 +401,19 @@ class Mechanism(Model):
         # replace() would call __init__ with every field again (a frozen setattr each); the copy
         # takes the fields as they are, sets the changed ones, and validates as __init__ would
         new = object.__new__(type(self))
-        state = {k: x for k, x in self.__dict__.items() if k not in _CACHES}
+        state = self.__dict__.copy()
+        for k in _CACHES:
+            state.pop(k, None)
+        if top.keys().isdisjoint(_switch_inputs()):
+            # the kernel, the arch and every switch field are the original's: so are the switches,
+            # and the original and its copies share one cache of them (a band makes thousands)
+            known = self.__dict__.get("_switches")
+            if known is None:
+                known = {}
+                object.__setattr__(self, "_switches", known)
+            state["_switches"] = known
+            if "_features" in self.__dict__:
+                state["_features"] = self.__dict__["_features"]
         state.update(top)
         new.__dict__.update(state)
         token = _INHERITED_LEAVES.set((leaves, frozenset(top)))
@@ -391,11 +444,27 @@ class Mechanism(Model):
         """Validate the configuration (subclasses); raise naming the field."""
 
     def table_values(self) -> dict[str, float]:
-        """Leaf values derived from tables for the current configuration (subclasses)."""
+        """Leaf values derived from tables for the current configuration
+        (subclasses); they fill the fields left empty. They may depend on any
+        field but a float one (a copy that changes only float fields does not
+        ask again)."""
         return {}
 
     def switch(self, name: str):
-        """A kernel switch: the field's value, or the ``kernel``'s when it is None."""
+        """A kernel switch: the field's value, or the ``kernel``'s when it is None
+        (cached per instance: a solve asks for a dozen, and instances are immutable)."""
+        known = self.__dict__.get("_switches")
+        if known is None:
+            known = {}
+            object.__setattr__(self, "_switches", known)
+        elif name in known:
+            return known[name]
+        val = self._switch(name)
+        if name in _switch_inputs():  # what copies share depends on these only
+            known[name] = val
+        return val
+
+    def _switch(self, name: str):
         val = self.get(name)
         if val is not None:
             return val
@@ -416,6 +485,10 @@ class Mechanism(Model):
         """The parameters of the float leaves at their current values;
         ``changed``: the only top-level fields whose values may differ from
         ``self.parameters`` (a copy's), None for all."""
+        if changed is not None:
+            fast = self._sync_changed(leaves, changed)
+            if fast is not None:
+                return fast
         old = {p.name: p for p in self.parameters}
         free = None  # the FREE default, read once (a subclass may compute it from its leaves)
         out = []
@@ -447,6 +520,30 @@ class Mechanism(Model):
             out.append(Parameter(name, val, k.unit or unit_of_name(name), lower, upper,
                                  free=name in free, prior=prior, doc=k.doc))
         out += [p for name, p in old.items() if SCOPE in name and name.split(SCOPE, 1)[0] in leaves]
+        return tuple(out)
+
+    def _sync_changed(self, leaves: LeafMap, changed) -> tuple[Parameter, ...] | None:
+        """:meth:`_sync_parameters` of a copy whose changed fields only change
+        the values of parameters it already has (what a fit or a band does):
+        those are replaced in place. None where a parameter would appear or
+        disappear (the full pass decides)."""
+        out = list(self.parameters)
+        pos = {p.name: i for i, p in enumerate(out)}
+        for top in changed:
+            for lf in leaves.by_top.get(top, ()):
+                if lf.kind != "float":
+                    continue
+                i = pos.get(lf.name)
+                val = _get(self, lf.path)
+                if i is None or val is None or not math.isfinite(float(val)):
+                    if i is None and (val is None or not math.isfinite(float(val))):
+                        continue  # no parameter before, none now
+                    return None
+                p, val = out[i], float(val)
+                if not (p.lower <= val <= p.upper):
+                    raise ValueError(f"{lf.name}: {val:g} is outside its bounds [{p.lower:g}, {p.upper:g}]")
+                if p.value != val:
+                    out[i] = _with_value(p, val)
         return tuple(out)
 
     def with_parameters(self, **changes) -> Mechanism:
