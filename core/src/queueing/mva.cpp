@@ -66,7 +66,7 @@ void recurse(const std::vector<double>& service_times, const std::vector<double>
       throw NumericalError("mva: the throughput overflows a double at population " + std::to_string(n) +
                            " (think_time + demands too short)");
     q = x * r;
-    u = x * demand;
+    if (approximate) u = x * demand;  // read by the residual-life term only
     row(n, x, q);
   }
 }
