@@ -255,3 +255,39 @@ def test_partitions_are_checked():
         LockSystem(2, (Lock("L", partitions=0),), (Critical("L", "cs", E(1.0)),))
     with pytest.raises(ValueError, match=r"locks\[0\].partitions"):
         LockSystem(2, (Lock("L", LockKind.TICKET, partitions=2),), (Critical("L", "cs", E(1.0)),))
+
+
+def test_analytic_many_equals_each_network_solved_alone():
+    """One batch MVA over networks of different sizes (padded with empty
+    stations), duplicates, a ticket lock (birth-death) and a lock-free one:
+    each answer equals that network's own solve."""
+    from mmcost import locks as lk
+
+    rng = np.random.default_rng(11)
+    systems = []
+    for i in range(40):
+        n_locks = int(rng.integers(1, 4))
+        locks = tuple(Lock(f"l{j}", partitions=int(rng.choice([1, 1, 3]))) for j in range(n_locks))
+        stages = (Work(Dist.exponential(float(rng.uniform(0.2, 4)))),) + tuple(
+            Critical(f"l{int(rng.integers(n_locks))}", f"s{k}",
+                     Dist.lognormal(float(rng.uniform(0.01, 1)), float(rng.uniform(0.2, 2))) if k % 2
+                     else Dist.exponential(float(rng.uniform(0.01, 1))), irq_disabled=bool(k % 3 == 0))
+            for k in range(int(rng.integers(1, 5))))
+        systems.append(LockSystem.network(int(rng.integers(1, 200)), locks, stages, 1e-3 * (i % 2), 2.0))
+    systems += [systems[3], LockSystem(4, (Lock("t", kind=LockKind.TICKET),),
+                                       (Work(Dist.exponential(1.0)), Critical("t", "cs", Dist.exponential(0.3)))),
+                LockSystem.network(3, (Lock("none"),), (Work(Dist.exponential(1.0)),))]
+    lk._ANALYTIC.clear()
+    many = lk.analytic_many(systems, threads=2)
+    for system, got in zip(systems, many):
+        want = system._analytic()
+        assert got.system_values == pytest.approx(want.system_values, rel=1e-13)
+        assert list(got.lock_values) == list(want.lock_values) and list(got.site_values) == list(want.site_values)
+        for name, row in want.lock_values.items():
+            assert got.lock_values[name] == pytest.approx(row, rel=1e-12, nan_ok=True)
+        for name, row in want.site_values.items():
+            numbers = {k: x for k, x in row.items() if k != "lock"}
+            assert got.site_values[name]["lock"] == row["lock"]
+            assert {k: x for k, x in got.site_values[name].items() if k != "lock"} == pytest.approx(
+                numbers, rel=1e-12, nan_ok=True)
+    assert many[3] is many[40]  # the duplicate was solved once

@@ -168,12 +168,25 @@ def test_a_plan_equals_configuring_each_row_at_each_parameter_set():
         {"metric": "swapout_kib_s", "folio_kb": 4, "processes": 4, "ipi_send_us": 0.7},  # the row's own value wins
     ])
     plan = model.plan(rows)
-    for p in ({"reclaim_us_per_folio": model.get("reclaim_us_per_folio") * 1.3},  # not a table leaf
-              {"tlbi_us": model.get("tlbi_us") * 3.0, "reclaim_us_per_folio": 0.9},  # a leaf ampere-altra moves
-              {"mem_bw_gb_s": model.get("mem_bw_gb_s") / 8},  # one xeon-8255c moves
-              {}):
-        got = plan(p)
+    sets = ({"reclaim_us_per_folio": model.get("reclaim_us_per_folio") * 1.3},  # not a table leaf
+            {"tlbi_us": model.get("tlbi_us") * 3.0, "reclaim_us_per_folio": 0.9},  # a leaf ampere-altra moves
+            {"mem_bw_gb_s": model.get("mem_bw_gb_s") / 8},  # one xeon-8255c moves
+            {})
+    wants = []
+    for p in sets:
         base = model.set(**p) if p else model
-        want = [base.configure(**{k: v for k, v in r.items() if k != "metric" and pd.notna(v)}).solve()[r["metric"]]
-                for r in rows.to_dict("records")]
-        np.testing.assert_allclose(got, want, rtol=1e-12)
+        wants.append([base.configure(**{k: v for k, v in r.items() if k != "metric" and pd.notna(v)}).solve()[r["metric"]]
+                      for r in rows.to_dict("records")])
+        np.testing.assert_allclose(plan(p), wants[-1], rtol=1e-12)
+    # the batch (one MVA call for every draw's networks) is the same, row by row
+    np.testing.assert_allclose(model.plan(rows).many(sets), wants, rtol=1e-12)
+
+
+def test_a_lock_plan_over_many_draws_is_each_draw_alone():
+    """Plan.many solves every draw's networks in one batch (analytic_many):
+    the same numbers as the draws one at a time, for rows of several CPU counts."""
+    model = LockSystem(8)
+    rows = pd.DataFrame([{"metric": m, "cpus": n, "lock": "lock"} for n in (1, 2, 16, 96)
+                         for m in ("operations_per_s", "lock_wait_avg_us")])
+    sets = [{"critical_section_hold_us": h, "work_us": w} for h, w in ((0.05, 1.0), (0.2, 0.7), (1.5, 3.0))]
+    np.testing.assert_allclose(model.plan(rows).many(sets), [model.plan(rows)(p) for p in sets], rtol=1e-13)

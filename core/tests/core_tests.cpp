@@ -73,6 +73,45 @@ static void mva_little_and_top() {
   CHECK(throws<mmcost::InvalidArgument>([] { q::mva({-1.0}, {1.0}, 1.0, 4); }));
 }
 
+static void mva_batch_is_mva_top_per_item() {
+  // Each row of a batch equals mva_top of that network alone, a network padded
+  // with zero-service stations included, on 1 and 3 threads; an error names its item.
+  const int B = 7, K = 4;
+  q::RowMatrix s(B, K), v(B, K), c(B, K);
+  Eigen::VectorXd z(B);
+  std::vector<long> n(B);
+  for (int b = 0; b < B; ++b) {
+    for (int k = 0; k < K; ++k) {
+      s(b, k) = 0.1 + 0.37 * ((b * 5 + k * 3) % 7);
+      v(b, k) = 1.0 + 0.5 * k;
+      c(b, k) = 0.5 + 0.25 * ((b + k) % 4);
+    }
+    z[b] = 0.5 + b;
+    n[static_cast<std::size_t>(b)] = 1 + 17 * b;
+  }
+  s(3, 3) = 0.0;  // item 3: a three-station network padded to four
+  for (int threads : {1, 3}) {
+    const auto batch = q::mva_top_batch(s, v, z, n, c, threads);
+    for (int b = 0; b < B; ++b) {
+      const int k_used = b == 3 ? 3 : K;
+      std::vector<double> sb(s.row(b).data(), s.row(b).data() + k_used), vb(v.row(b).data(), v.row(b).data() + k_used),
+          cb(c.row(b).data(), c.row(b).data() + k_used);
+      const auto one = q::mva_top(sb, vb, z[b], n[static_cast<std::size_t>(b)], cb);
+      CHECK(close(batch.throughput[b], one.throughput, 1e-14));
+      CHECK(batch.throughput_before[b] == one.throughput_before);
+      for (int k = 0; k < k_used; ++k) CHECK(close(batch.queue_length(b, k), one.queue_length[k], 1e-14));
+    }
+  }
+  s(5, 1) = -1.0;
+  std::string msg;
+  try {
+    q::mva_top_batch(s, v, z, n, c, 2);
+  } catch (const mmcost::InvalidArgument& e) {
+    msg = e.what();
+  }
+  CHECK(msg.rfind("item 5: demands[1]", 0) == 0);
+}
+
 static void birth_death_balance() {
   // detailed balance pi_k lambda_k = pi_{k+1} mu_k, total probability 1, flow balance X = sum pi_k lambda_k
   std::vector<double> lam, mu;
@@ -149,6 +188,7 @@ static void lock_sim_against_mva() {
 int main() {
   mva_against_machine_repairman();
   mva_little_and_top();
+  mva_batch_is_mva_top_per_item();
   birth_death_balance();
   usl_closed_forms();
   event_queue_order();

@@ -36,6 +36,40 @@ void bind_queueing(py::module_& m) {
         py::call_guard<py::gil_scoped_release>(),
         "The MVA recursion keeping X(N), X(N-1) and Q_k(N) only (O(K) memory).");
 
+  m.def(
+      "mva_top_batch",
+      [](const py::array_t<double, py::array::c_style | py::array::forcecast>& service_times,
+         const py::array_t<double, py::array::c_style | py::array::forcecast>& visits,
+         const py::array_t<double, py::array::c_style | py::array::forcecast>& think_time,
+         const py::array_t<long, py::array::c_style | py::array::forcecast>& population,
+         const py::array_t<double, py::array::c_style | py::array::forcecast>& scv, int threads) {
+        // copied while the GIL is held; solved without it
+        auto matrix = [](const char* name, const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {
+          if (a.ndim() != 2) throw mmcost::InvalidArgument(std::string(name) + " must be two-dimensional (networks x stations)");
+          return q::RowMatrix(Eigen::Map<const q::RowMatrix>(a.data(), a.shape(0), a.shape(1)));
+        };
+        if (think_time.ndim() != 1 || population.ndim() != 1)
+          throw mmcost::InvalidArgument("think_time and population must be one-dimensional (one per network)");
+        const q::RowMatrix s = matrix("service_times", service_times), v = matrix("visits", visits);
+        const q::RowMatrix c = scv.size() == 0 ? q::RowMatrix() : matrix("scv", scv);
+        const Eigen::VectorXd z = Eigen::Map<const Eigen::VectorXd>(think_time.data(), think_time.size());
+        const std::vector<long> n(population.data(), population.data() + population.size());
+        q::MvaBatch out;
+        {
+          py::gil_scoped_release release;
+          out = q::mva_top_batch(s, v, z, n, c, threads);
+        }
+        py::dict d;
+        d["throughput"] = py::array_t<double>(out.throughput.size(), out.throughput.data());
+        d["throughput_before"] = py::array_t<double>(out.throughput_before.size(), out.throughput_before.data());
+        d["queue_length"] = py::array_t<double>({out.queue_length.rows(), out.queue_length.cols()}, out.queue_length.data());
+        return d;
+      },
+      "service_times"_a, "visits"_a, "think_time"_a, "population"_a, "scv"_a = py::array_t<double>(),
+      "threads"_a = 1,
+      "mva_top over B networks at once (rows of the B x K arrays; pad with zero-service stations), on `threads` "
+      "threads with the GIL released. Returns a dict of arrays: throughput, throughput_before (B), queue_length (B x K).");
+
   py::class_<q::BirthDeathResult>(m, "BirthDeathResult")
       .def_readonly("probabilities", &q::BirthDeathResult::probabilities)
       .def_readonly("throughput", &q::BirthDeathResult::throughput)

@@ -420,9 +420,9 @@ class FitResult:
         best = plan()
         draws = self.sample_params(n_samples, seed, method, fixed_priors)
         rng = _rng([1, *np.atleast_1d(seed)])  # a stream of its own, apart from the draws
-        preds = np.empty((n_samples, len(rows)))
-        for i, theta in enumerate(draws.to_dict("records")):
-            preds[i] = plan(theta)
+        thetas = draws.to_dict("records")
+        preds = plan.many(thetas)  # every draw's solves in one batch where the model's solver takes one
+        for i, theta in enumerate(thetas):
             mc = self.model.mc_stderr(rows, {**self.model.values(), **theta})
             if mc is not None:
                 preds[i] += rng.normal(0.0, mc)

@@ -30,7 +30,7 @@ import functools
 import math
 import os
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -213,6 +213,79 @@ def _fields_of(cls) -> tuple:
     return dataclasses.fields(cls)
 
 
+class _Stations(NamedTuple):
+    """A lock network as MVA sees it: per station (a lock's partition) the
+    service time, visits and scv; the think time; and what turns MVA's answer
+    back into per-lock and per-site numbers."""
+
+    service: list
+    visits: list
+    scv: list
+    think: float
+    used: list
+    lock_visits: list
+    lock_service: list
+    sites_of: dict
+
+
+def analytic_many(systems, threads: int = 1) -> list[LockResult]:
+    """:meth:`LockSystem.analytic` of many networks: the cached ones from the
+    cache, the rest solved by the core in one call (``mva_top_batch``: the
+    GIL released, on ``threads`` threads), networks of fewer stations padded
+    with empty ones. A band's thousands of networks cross into C++ once."""
+    out: list = [None] * len(systems)
+    todo: dict = {}  # cache key -> indices of systems with that description
+    for i, sys_ in enumerate(systems):
+        try:
+            key = (sys_.cpus, sys_.locks, sys_.stages, sys_.irq_rate_per_us, sys_.irq_service_us)
+            hit = _ANALYTIC.get(key)
+        except TypeError:  # an unhashable field: check() has let it through, so solve it uncached
+            out[i] = sys_._analytic()
+            continue
+        if hit is not None:
+            out[i] = hit
+        else:
+            todo.setdefault(key, []).append(i)
+    batch = []  # (key, system, its stations)
+    for key, idx in todo.items():
+        sys_ = systems[idx[0]]
+        net = sys_._stations()
+        if isinstance(net, _Stations):
+            batch.append((key, sys_, net))
+        else:
+            _remember(key, net)
+            for i in idx:
+                out[i] = net
+    if batch:
+        if len(batch) == 1:
+            (key, sys_, net), = batch
+            top = _core.queueing.mva_top(net.service, net.visits, net.think, int(sys_.cpus), net.scv)
+            answers = [(top.throughput, top.throughput_before, top.queue_length)]
+        else:
+            width = max(len(net.service) for _, _, net in batch)
+            shape = (len(batch), width)
+            service, visits, scv = np.zeros(shape), np.zeros(shape), np.ones(shape)
+            for b, (_, _, net) in enumerate(batch):
+                k = len(net.service)
+                service[b, :k], visits[b, :k], scv[b, :k] = net.service, net.visits, net.scv
+            think = np.array([net.think for _, _, net in batch])
+            cpus = np.array([int(sys_.cpus) for _, sys_, _ in batch], dtype=np.int64)
+            top = _core.queueing.mva_top_batch(service, visits, think, cpus, scv, threads)
+            answers = zip(top["throughput"].tolist(), top["throughput_before"].tolist(), top["queue_length"].tolist())
+        for (key, sys_, net), (x, x_before, qlen) in zip(batch, answers):
+            res = _remember(key, sys_._from_mva(net, x, x_before, qlen))
+            for i in todo[key]:
+                out[i] = res
+    return out
+
+
+def _remember(key, result: LockResult) -> LockResult:
+    if len(_ANALYTIC) >= _ANALYTIC_SIZE:
+        _ANALYTIC.clear()
+    _ANALYTIC[key] = result
+    return result
+
+
 @dataclass(frozen=True)
 class LockSystem(Mechanism):
     """``cpus`` CPUs each repeating ``stages`` (a tuple of :class:`Work` and
@@ -362,18 +435,19 @@ class LockSystem(Mechanism):
         module docstring. Results are cached on the network's description (a
         band's draws that leave a network alone reuse its solution); treat
         the result as read-only."""
-        try:
-            key = (self.cpus, self.locks, self.stages, self.irq_rate_per_us, self.irq_service_us)
-            cached = _ANALYTIC.get(key)
-        except TypeError:  # an unhashable field: check() has let it through, so solve it uncached
-            return self._analytic()
-        if cached is None:
-            if len(_ANALYTIC) >= _ANALYTIC_SIZE:
-                _ANALYTIC.clear()
-            cached = _ANALYTIC[key] = self._analytic()
-        return cached
+        return analytic_many([self])[0]
 
     def _analytic(self) -> LockResult:
+        """The solution, uncached (one network: :func:`analytic_many` batches)."""
+        net = self._stations()
+        if not isinstance(net, _Stations):
+            return net
+        top = _core.queueing.mva_top(net.service, net.visits, net.think, int(self.cpus), net.scv)
+        return self._from_mva(net, top.throughput, top.throughput_before, top.queue_length)
+
+    def _stations(self) -> _Stations | LockResult:
+        """The product-form network MVA solves, or the result where no MVA is
+        needed (a ticket lock's birth-death chain, no lock taken)."""
         if any(lk.kind == LockKind.TICKET for lk in self.locks):
             return self._ticket_analytic()
         # one pass over the stages: the think time (work, plus interrupts deferred past irq-disabled
@@ -408,21 +482,23 @@ class LockSystem(Mechanism):
             raise ValueError("stages: every stage takes zero time")
         # a lock of K partitions is K stations, each visited 1/K as often (partition 0 first)
         parts = [lk.partitions for lk in used]
-        # only population N is read (and N-1's throughput): the core keeps O(K), not an N x K table
-        top = _core.queueing.mva_top([s for s, k in zip(service, parts) for _ in range(k)],
-                                     [v / k for v, k in zip(visits, parts) for _ in range(k)], float(think),
-                                     int(self.cpus), [c for c, k in zip(scv, parts) for _ in range(k)])
-        x, qlen = top.throughput, top.queue_length  # a list of Python floats: NumPy scalars are slow here
+        return _Stations([s for s, k in zip(service, parts) for _ in range(k)],
+                         [v / k for v, k in zip(visits, parts) for _ in range(k)],
+                         [c for c, k in zip(scv, parts) for _ in range(k)], float(think), used, visits, service,
+                         sites_of)
+
+    def _from_mva(self, net: _Stations, x: float, x_before: float, qlen) -> LockResult:
+        """The result from MVA's X(N), X(N-1) and Q_k(N) of :meth:`_stations`' network."""
         per_lock, per_site = {}, {}
         first = 0  # the lock's partition 0 among the stations
-        for lk, vis, s in zip(used, visits, service):
+        for lk, vis, s in zip(net.used, net.lock_visits, net.lock_service):
             demand = s * vis / lk.partitions
             wait = qlen[first] / x / (vis / lk.partitions) - s
             first += lk.partitions
             # arrival theorem: a request sees the lock as the other N-1 CPUs keep it
-            busy_seen = top.throughput_before * demand
+            busy_seen = x_before * demand
             per_lock[lk.name] = dict(acquisitions=x * vis, contended=x * vis * busy_seen, wait=wait, util=x * demand)
-            for site, _, _ in sites_of[lk.name]:
+            for site, _, _ in net.sites_of[lk.name]:
                 per_site[site] = dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=wait)
         return self._result(x, per_lock, per_site, "analytic")
 
@@ -505,7 +581,14 @@ class LockSystem(Mechanism):
         :class:`LockResult`."""
         if solver not in ("analytic", "simulated"):
             raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
-        res = self.analytic() if solver == "analytic" else self.simulate(**simulate_kwargs)
+        return self._result_of(self.analytic() if solver == "analytic" else self.simulate(**simulate_kwargs), solver)
+
+    @classmethod
+    def solve_many(cls, systems) -> list[Result]:
+        """``[s.solve() for s in systems]`` with one batch MVA (:func:`analytic_many`)."""
+        return [s._result_of(res, "analytic") for s, res in zip(systems, analytic_many(systems))]
+
+    def _result_of(self, res: LockResult, solver: str) -> Result:
         x = float(res.throughput_per_s)
         half = float(res.system_values.get("throughput_per_s_ci99", 0.0))
         qs = [Quantity("operations_per_s", x, "1/s", x - half, x + half)]

@@ -267,24 +267,44 @@ class _Draw:
             self._base = self.model.set(**self.changed) if self.changed else self.model
         return self._base
 
-    def solved(self, key, over):
+    def _full(self, key, over):
+        """The solve's cache key at this draw (the row's key plus the draw's
+        variant-scoped values the row leaves empty), and those values."""
         extra = {k: x for k, x in self.scoped.get(over.get("variant"), {}).items() if missing(over.get(k))}
-        full = key + tuple(sorted(extra.items()))
+        return key + tuple(sorted(extra.items())), extra
+
+    def _config(self, key, over):
+        """The row group's configuration at this draw, or None where the
+        draw's base mechanism solves it (from its own cache)."""
+        cfg0, set_by_row, moved = self.model._configured(key, over)
+        if not moved.isdisjoint(self.changed):
+            return None
+        mine = {k: x for k, x in self.changed.items() if k not in set_by_row}
+        return cfg0.set(**mine) if mine else cfg0
+
+    def solved(self, key, over):
+        full, extra = self._full(key, over)
         hit = self._solved.get(full)
         if hit is not None:
             return hit
-        if extra or not self.changed:  # (at the model's own values its solves are cached on it)
+        cfg = None if extra or not self.changed else self._config(key, over)
+        if cfg is not None:
+            hit = (cfg, cfg.solve())
+        elif extra or not self.changed:  # (at the model's own values its solves are cached on it)
             hit = self.base._solved(full, {**over, **extra})
         else:
-            cfg0, set_by_row, moved = self.model._configured(key, over)
-            if moved.isdisjoint(self.changed):
-                mine = {k: x for k, x in self.changed.items() if k not in set_by_row}
-                cfg = cfg0.set(**mine) if mine else cfg0
-                hit = (cfg, cfg.solve())
-            else:
-                hit = self.base._solved(full, over)
+            hit = self.base._solved(full, over)
         self._solved[full] = hit
         return hit
+
+    def pending(self, key, over):
+        """(cache key, configuration) of a solve this draw still needs and a
+        batch may do (:meth:`Mechanism.presolve`), or None."""
+        full, extra = self._full(key, over)
+        if full in self._solved or extra or not self.changed:
+            return None
+        cfg = self._config(key, over)
+        return None if cfg is None else (full, cfg)
 
 
 @dataclass(frozen=True)
@@ -698,6 +718,32 @@ class Mechanism(Model):
     def context(self, p):
         """What every part of a plan shares at parameter set ``p``."""
         return _Draw(self, p)
+
+    def presolve(self, parts, contexts) -> None:
+        """Solve what a plan's parts need at every draw (``contexts``) in
+        batches, one per configuration class (:meth:`solve_many`), and leave
+        the answers where :meth:`predict_prepared` looks for them."""
+        items, seen = [], set()
+        for _, _, now, ref in parts:
+            for prepared in (now, ref):
+                for key, over, _, _ in prepared[1] if prepared is not None else ():
+                    for i, ctx in enumerate(contexts):
+                        todo = ctx.pending(key, over)
+                        if todo is not None and (i, todo[0]) not in seen:
+                            seen.add((i, todo[0]))
+                            items.append((ctx, *todo))
+        by_class: dict = {}
+        for item in items:
+            by_class.setdefault(type(item[2]), []).append(item)
+        for cls, group in by_class.items():
+            for (ctx, full, cfg), res in zip(group, cls.solve_many([cfg for _, _, cfg in group])):
+                ctx._solved[full] = (cfg, res)
+
+    @classmethod
+    def solve_many(cls, configurations) -> list:
+        """``[c.solve() for c in configurations]``; a mechanism whose solver
+        takes a batch overrides this (LockSystem, SwapModel: one batch MVA)."""
+        return [c.solve() for c in configurations]
 
     def predict_prepared(self, metric, prepared, p, context) -> np.ndarray:
         n, groups = prepared

@@ -79,9 +79,25 @@ class Plan:
         return len(self._metrics)
 
     def __call__(self, params: dict[str, float] | None = None) -> np.ndarray:
+        p = self._values(params)
+        return self._at(p, self.model.context(p))
+
+    def many(self, param_sets) -> np.ndarray:
+        """``plan(p)`` for every parameter set, as rows of an array. The model
+        solves what all of them need first, together where its solvers take
+        a batch (:meth:`Model.presolve`): a band's draws cross into the C++
+        core once, not once per draw."""
+        sets = [self._values(p) for p in param_sets]
+        contexts = [self.model.context(p) for p in sets]
+        self.model.presolve(self._parts, contexts)
+        return np.array([self._at(p, ctx) for p, ctx in zip(sets, contexts)]).reshape(len(sets), len(self))
+
+    def _values(self, params):
         m = self.model
-        p = m.values() if params is None else {**m.values(), **params}
-        ctx = m.context(p)
+        return m.values() if params is None else {**m.values(), **params}
+
+    def _at(self, p: dict, ctx) -> np.ndarray:
+        m = self.model
         out = np.full(len(self._metrics), np.nan)
         for idx, metric, now, ref in self._parts:
             x = np.asarray(m.predict_prepared(metric, now, p, ctx), dtype=float)
@@ -200,6 +216,11 @@ class Model:
     def context(self, p: dict[str, float]):
         """Per parameter set, shared by every part of a plan (subclasses)."""
         return None
+
+    def presolve(self, parts, contexts) -> None:
+        """Work a plan's parts need at several parameter sets (their
+        ``contexts``), done together before they are evaluated (subclasses
+        whose solvers take a batch: :class:`~mmcost.mechanism.Mechanism`)."""
 
     def predict_prepared(self, metric: str, prepared, p: dict[str, float], context) -> np.ndarray:
         return self.predict_metric(metric, prepared, p)

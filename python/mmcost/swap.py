@@ -63,7 +63,7 @@ import pandas as pd
 
 from . import cpu_models
 from . import _validate as v
-from .locks import Critical, Dist, Lock, LockSystem, Work
+from .locks import Critical, Dist, Lock, LockSystem, Work, analytic_many
 from .mechanism import Mechanism, Quantity, Result, knob
 from .model import Prior
 from .tlb import flush_targets
@@ -913,13 +913,14 @@ class SwapModel(Mechanism):
             locks, stages = [Lock("none")], stages + [Critical("none", "none", Dist.exponential(1e-9))]
         return LockSystem.network(freers, tuple(locks), tuple(stages), validate=False)
 
-    def _exit_time_s(self) -> tuple[float, float]:
-        """(seconds from the writers' last store to their exit, CPU seconds it costs)."""
-        net = self._exit_network()
-        x = float(net.analytic().throughput_per_s)  # entries freed per second, all processes
+    def _exit_time_s(self, solved=None) -> tuple[float, float]:
+        """(seconds from the writers' last store to their exit, CPU seconds it
+        costs), from the exit network's solution (solved here if not given)."""
+        res = self._exit_network().analytic() if solved is None else solved
+        x = float(res.throughput_per_s)  # entries freed per second, all processes
         entries = self._swapped_share() * self.written_bytes / 4096
         t = entries / x / self.build_factor
-        return t, t * net.cpus
+        return t, t * res.system_values["cpus"]
 
     # --- solving ---------------------------------------------------------------------------------------
     def solve(self, solver: str = "analytic", **simulate_kwargs) -> Result:
@@ -929,14 +930,31 @@ class SwapModel(Mechanism):
         if solver not in ("analytic", "simulated"):
             raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
         net, kib, info = self._network()
-        res = net.analytic() if solver == "analytic" else net.simulate(**simulate_kwargs)
+        if solver == "analytic":
+            res, exit_res = analytic_many([net, self._exit_network()])
+        else:
+            res, exit_res = net.simulate(**simulate_kwargs), self._exit_network().analytic()
+        return self._result(solver, kib, info, res, exit_res)
+
+    @classmethod
+    def solve_many(cls, models) -> list[Result]:
+        """``[m.solve() for m in models]``, with every lock network (the
+        writers' and the exit's) solved in one batch (:func:`~mmcost.locks.analytic_many`)."""
+        built = [(m, m._network(), m._exit_network()) for m in models]
+        solved = analytic_many([x for _, (net, _, _), ex in built for x in (net, ex)])
+        return [m._result("analytic", kib, info, solved[2 * i], solved[2 * i + 1])
+                for i, (m, (_, kib, info), _) in enumerate(built)]
+
+    def _result(self, solver: str, kib: float, info: dict, res, exit_res) -> Result:
+        """The configuration's numbers from its network's solution ``res`` and
+        its exit network's ``exit_res`` (:meth:`_network`, :meth:`_exit_network`)."""
         x = float(res.throughput_per_s) * self.build_factor  # folios swapped per second
         half = float(res.system_values.get("throughput_per_s_ci99", 0.0)) / x * self.build_factor if x > 0 else 0.0
         s = info["swapped_share"]
         swapout = x * kib
         per_proc = swapout / s / self.processes
         loop = self.bytes_per_process / 1024 / per_proc  # the write loop, which usemem's throughput times
-        exit_s, exit_cpu = self._exit_time_s()
+        exit_s, exit_cpu = self._exit_time_s(exit_res)
         at_device = 0.0  # writers waiting for the block device, off-CPU (Little's law)
         if "device" in res.lock_values:
             row = res.lock_values["device"]

@@ -47,6 +47,18 @@ struct MvaTop {
 MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits,
               double think_time, long population, const std::vector<double>& scv = {});
 
+// B networks of K stations each, one per row (pad a smaller network with
+// stations of zero service: they add nothing), solved as mva_top on
+// `threads` threads (the caller's included). Errors name the item.
+struct MvaBatch {
+  Eigen::VectorXd throughput;         // X(N_b)
+  Eigen::VectorXd throughput_before;  // X(N_b - 1)
+  RowMatrix queue_length;             // Q_k(N_b), B x K
+};
+
+MvaBatch mva_top_batch(const RowMatrix& service_times, const RowMatrix& visits, const Eigen::VectorXd& think_time,
+                       const std::vector<long>& population, const RowMatrix& scv, int threads = 1);
+
 // The same recursion keeping only population N (and X(N-1)).
 MvaTop mva_top(const std::vector<double>& service_times, const std::vector<double>& visits,
                double think_time, long population, const std::vector<double>& scv = {});
