@@ -258,9 +258,9 @@ def test_partitions_are_checked():
 
 
 def test_analytic_many_equals_each_network_solved_alone():
-    """One batch MVA over networks of different sizes (padded with empty
-    stations), duplicates, a ticket lock (birth-death) and a lock-free one:
-    each answer equals that network's own solve."""
+    """Batch MVA over networks of different sizes, duplicates, a ticket lock
+    (birth-death) and a lock-free one: each answer equals that network's own
+    solve."""
     from mmcost import locks as lk
 
     rng = np.random.default_rng(11)
@@ -279,15 +279,11 @@ def test_analytic_many_equals_each_network_solved_alone():
                 LockSystem.network(3, (Lock("none"),), (Work(Dist.exponential(1.0)),))]
     lk._ANALYTIC.clear()
     many = lk.analytic_many(systems, threads=2)
-    for system, got in zip(systems, many):
+    for system, got in zip(systems, many):  # to the last bit: a fit's finite differences would see any other
         want = system._analytic()
-        assert got.system_values == pytest.approx(want.system_values, rel=1e-13)
-        assert list(got.lock_values) == list(want.lock_values) and list(got.site_values) == list(want.site_values)
-        for name, row in want.lock_values.items():
-            assert got.lock_values[name] == pytest.approx(row, rel=1e-12, nan_ok=True)
-        for name, row in want.site_values.items():
-            numbers = {k: x for k, x in row.items() if k != "lock"}
-            assert got.site_values[name]["lock"] == row["lock"]
-            assert {k: x for k, x in got.site_values[name].items() if k != "lock"} == pytest.approx(
-                numbers, rel=1e-12, nan_ok=True)
+        assert (got.system_values, got.lock_values) == (want.system_values, want.lock_values)
+        assert got.site_values.keys() == want.site_values.keys()
+        for name, row in want.site_values.items():  # (wait_max_us is NaN: NaN != NaN)
+            assert {k: x for k, x in got.site_values[name].items() if "max" not in k} == {
+                k: x for k, x in row.items() if "max" not in k}
     assert many[3] is many[40]  # the duplicate was solved once

@@ -10,6 +10,8 @@ residuals' ``sigma_source`` column says which).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import warnings
 from dataclasses import dataclass, field, replace
@@ -127,17 +129,25 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
 
     plan = model.plan(df)
 
-    def residuals(theta):
-        pred = plan(dict(zip(names, theta)))
+    def weighted(pred, theta):
         r = (pred - measured) / sigma
         if priors:
             r = np.concatenate([r, [(theta[k] - pr.value) / pr.width for k, pr in priors]])
         return r
 
+    def residuals(theta):
+        return weighted(plan(dict(zip(names, theta))), theta)
+
+    def jacobian_columns(_fun, thetas):
+        """least_squares' ``workers`` map: the residuals at the finite-difference
+        points of one Jacobian, solved as one batch (Plan.many)."""
+        thetas = list(thetas)
+        return [weighted(pred, t) for pred, t in zip(plan.many([dict(zip(names, t)) for t in thetas]), thetas)]
+
     # 10x SciPy's default budget: ill-conditioned fits (a USL seen over a narrow range of N)
     # converge, slowly, well past 100 evaluations per parameter
     res = least_squares(residuals, theta0, bounds=(lower, upper), x_scale="jac", method="trf",
-                        max_nfev=1000 * len(names))
+                        max_nfev=1000 * len(names), **_batch_jacobian(jacobian_columns))
     if res.status == 0:  # out of evaluations: crawling along a direction the data leave flat
         w = (f"{model.name}: the fit stopped after {res.nfev} evaluations without converging; some parameter "
              "combination is not identified by these data (its values are one point of a flat valley)")
@@ -164,6 +174,18 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     return FitResult(model=fitted, data=df, sigma=sigma, sigma_source=source, chi2=chi2, dof=dof,
                      covariance=pd.DataFrame(cov, index=names, columns=names), absolute_sigma=absolute_sigma,
                      warnings=tuple(warns), nfev=int(res.nfev), at_bound=at_bound)
+
+
+@functools.cache
+def _takes_workers() -> bool:
+    return "workers" in inspect.signature(least_squares).parameters
+
+
+def _batch_jacobian(columns) -> dict:
+    """least_squares' ``workers`` (SciPy >= 1.16) set to ``columns``, so a
+    Jacobian's finite differences are evaluated together; the same points and
+    values as SciPy's own loop, so the fit is the same. Older SciPy loops."""
+    return {"workers": columns} if _takes_workers() else {}
 
 
 def _rng(seed) -> np.random.Generator:

@@ -230,9 +230,10 @@ class _Stations(NamedTuple):
 
 def analytic_many(systems, threads: int = 1) -> list[LockResult]:
     """:meth:`LockSystem.analytic` of many networks: the cached ones from the
-    cache, the rest solved by the core in one call (``mva_top_batch``: the
-    GIL released, on ``threads`` threads), networks of fewer stations padded
-    with empty ones. A band's thousands of networks cross into C++ once."""
+    cache, the rest solved by the core in one call per station count
+    (``mva_top_batch``: the GIL released, on ``threads`` threads), each
+    answer the same to the last bit as the network's own solve. A band's
+    thousands of networks cross into C++ a few times, not thousands."""
     out: list = [None] * len(systems)
     todo: dict = {}  # cache key -> indices of systems with that description
     for i, sys_ in enumerate(systems):
@@ -256,26 +257,29 @@ def analytic_many(systems, threads: int = 1) -> list[LockResult]:
             _remember(key, net)
             for i in idx:
                 out[i] = net
-    if batch:
-        if len(batch) == 1:
-            (key, sys_, net), = batch
+    # one core call per station count: padding would change the order of the core's vectorised
+    # sums, and so the last bits of an answer, with the other networks in the batch
+    by_width: dict = {}
+    for item in batch:
+        by_width.setdefault(len(item[2].service), []).append(item)
+    batch, answers = [], []
+    for group in by_width.values():
+        batch += group
+        if len(group) == 1:
+            (_, sys_, net), = group
             top = _core.queueing.mva_top(net.service, net.visits, net.think, int(sys_.cpus), net.scv)
-            answers = [(top.throughput, top.throughput_before, top.queue_length)]
-        else:
-            width = max(len(net.service) for _, _, net in batch)
-            shape = (len(batch), width)
-            service, visits, scv = np.zeros(shape), np.zeros(shape), np.ones(shape)
-            for b, (_, _, net) in enumerate(batch):
-                k = len(net.service)
-                service[b, :k], visits[b, :k], scv[b, :k] = net.service, net.visits, net.scv
-            think = np.array([net.think for _, _, net in batch])
-            cpus = np.array([int(sys_.cpus) for _, sys_, _ in batch], dtype=np.int64)
-            top = _core.queueing.mva_top_batch(service, visits, think, cpus, scv, threads)
-            answers = zip(top["throughput"].tolist(), top["throughput_before"].tolist(), top["queue_length"].tolist())
-        for (key, sys_, net), (x, x_before, qlen) in zip(batch, answers):
-            res = _remember(key, sys_._from_mva(net, x, x_before, qlen))
-            for i in todo[key]:
-                out[i] = res
+            answers.append((top.throughput, top.throughput_before, top.queue_length))
+            continue
+        top = _core.queueing.mva_top_batch(np.array([net.service for _, _, net in group]),
+                                           np.array([net.visits for _, _, net in group]),
+                                           np.array([net.think for _, _, net in group]),
+                                           np.array([int(sys_.cpus) for _, sys_, _ in group], dtype=np.int64),
+                                           np.array([net.scv for _, _, net in group]), threads)
+        answers += zip(top["throughput"].tolist(), top["throughput_before"].tolist(), top["queue_length"].tolist())
+    for (key, sys_, net), (x, x_before, qlen) in zip(batch, answers):
+        res = _remember(key, sys_._from_mva(net, x, x_before, qlen))
+        for i in todo[key]:
+            out[i] = res
     return out
 
 

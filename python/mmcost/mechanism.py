@@ -297,12 +297,14 @@ class _Draw:
         self._solved[full] = hit
         return hit
 
-    def pending(self, key, over):
+    def pending(self, key, over, asked: set):
         """(cache key, configuration) of a solve this draw still needs and a
-        batch may do (:meth:`Mechanism.presolve`), or None."""
+        batch may do (:meth:`Mechanism.presolve`), or None; ``asked`` holds
+        the cache keys already asked for (rows of other metrics share them)."""
         full, extra = self._full(key, over)
-        if full in self._solved or extra or not self.changed:
+        if full in asked or full in self._solved or extra or not self.changed:
             return None
+        asked.add(full)
         cfg = self._config(key, over)
         return None if cfg is None else (full, cfg)
 
@@ -723,14 +725,13 @@ class Mechanism(Model):
         """Solve what a plan's parts need at every draw (``contexts``) in
         batches, one per configuration class (:meth:`solve_many`), and leave
         the answers where :meth:`predict_prepared` looks for them."""
-        items, seen = [], set()
+        items, asked = [], [set() for _ in contexts]
         for _, _, now, ref in parts:
             for prepared in (now, ref):
                 for key, over, _, _ in prepared[1] if prepared is not None else ():
-                    for i, ctx in enumerate(contexts):
-                        todo = ctx.pending(key, over)
-                        if todo is not None and (i, todo[0]) not in seen:
-                            seen.add((i, todo[0]))
+                    for ctx, seen in zip(contexts, asked):
+                        todo = ctx.pending(key, over, seen)
+                        if todo is not None:
                             items.append((ctx, *todo))
         by_class: dict = {}
         for item in items:
