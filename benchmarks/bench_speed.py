@@ -61,6 +61,9 @@ class PerCallPlan:
                 out[idx] = m.predict_prepared(metric, m.prepare(metric, part), p, ctx)
         return out
 
+    def many(self, param_sets) -> np.ndarray:
+        return np.array([self(p) for p in param_sets]).reshape(-1, len(self.configs))
+
 
 @contextmanager
 def per_call_path():

@@ -35,7 +35,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 import pandas as pd
 
-from . import _core, queueing
+from . import _core, lanes, queueing
 from . import _validate as v
 from .mechanism import Knob, Leaf, Mechanism, Quantity, Result
 
@@ -203,6 +203,41 @@ class LockResult:
                 f"<p>per call site</p>{self.sites._repr_html_()}")
 
 
+class _LaneLockResult(LockResult):
+    """One lane's :class:`LockResult` (:meth:`LockSystem.analytic_lanes`):
+    the throughput now, the per-lock and per-site numbers when first read (a
+    band reads the throughput of thousands of lanes and the locks of few).
+    It pickles, compares and reads as the LockResult it stands for."""
+
+    def __init__(self, system_values: dict, build):
+        object.__setattr__(self, "system_values", system_values)
+        object.__setattr__(self, "solver", "analytic")
+        object.__setattr__(self, "_build", build)
+
+    def _built(self) -> LockResult:
+        full = self.__dict__.get("_full")
+        if full is None:
+            full = self._build()
+            object.__setattr__(self, "_full", full)
+        return full
+
+    lock_values = property(lambda self: self._built().lock_values)
+    site_values = property(lambda self: self._built().site_values)
+
+    def _fields(self) -> tuple:
+        return self.system_values, self.lock_values, self.site_values, self.solver
+
+    def __eq__(self, other):
+        if not isinstance(other, LockResult):
+            return NotImplemented
+        return self._fields() == (other.system_values, other.lock_values, other.site_values, other.solver)
+
+    __hash__ = None  # as LockResult's: its values are dicts
+
+    def __reduce__(self):
+        return LockResult, self._fields()
+
+
 #: analytic solutions by network description (cpus, locks, stages, interrupts)
 _ANALYTIC: dict = {}
 _ANALYTIC_SIZE = 8192
@@ -226,6 +261,10 @@ class _Stations(NamedTuple):
     lock_visits: list
     lock_service: list
     sites_of: dict
+
+    def lane(self, i: int) -> _Stations:
+        """Lane ``i`` of a lane model's network, as far as :meth:`LockSystem._from_mva` reads it."""
+        return self._replace(lock_service=[lanes.take(x, i) for x in self.lock_service])
 
 
 def analytic_many(systems, threads: int = 1) -> list[LockResult]:
@@ -476,20 +515,46 @@ class LockSystem(Mechanism):
         for lk in used:
             sites = sites_of[lk.name]
             s = [lk.handoff_us + h for _, h, _ in sites]
-            mean = math.fsum(s) / len(s)
-            second = math.fsum(var + x * x for (_, _, var), x in zip(sites, s)) / len(s)
+            mean = lanes.total(s) / len(s)
+            second = lanes.total(var + x * x for (_, _, var), x in zip(sites, s)) / len(s)
             visits.append(len(s))
             service.append(mean)
             # a hold below 1e-100 us is no hold: its square would underflow to 0/0
-            scv.append(second / mean**2 - 1 if mean > 1e-100 else 0.0)
-        if think == 0 and sum(service) == 0:
+            if isinstance(mean, np.ndarray):  # lanes (mmcost.lanes), some of them maybe without the hold
+                held = mean > 1e-100
+                scv.append(np.where(held, second / np.where(held, mean, 1.0) ** 2 - 1, 0.0))
+            else:
+                scv.append(second / mean**2 - 1 if mean > 1e-100 else 0.0)
+        if lanes.any_of((think == 0) & (sum(service) == 0)):
             raise ValueError("stages: every stage takes zero time")
         # a lock of K partitions is K stations, each visited 1/K as often (partition 0 first)
         parts = [lk.partitions for lk in used]
         return _Stations([s for s, k in zip(service, parts) for _ in range(k)],
                          [v / k for v, k in zip(visits, parts) for _ in range(k)],
-                         [c for c, k in zip(scv, parts) for _ in range(k)], float(think), used, visits, service,
+                         [c for c, k in zip(scv, parts) for _ in range(k)],
+                         think if isinstance(think, np.ndarray) else float(think), used, visits, service,
                          sites_of)
+
+    def analytic_lanes(self, n: int) -> list[LockResult]:
+        """:meth:`analytic` of each of the ``n`` lanes of a network whose
+        times are arrays of ``n`` values (a lane model's, :mod:`mmcost.lanes`),
+        in one batch MVA; uncached (each lane is one draw)."""
+        net = self._stations()
+        if not isinstance(net, _Stations):
+            raise ValueError("analytic_lanes: a ticket lock, or no lock taken, has no batch solver; solve each network")
+        width = lanes.width
+        top = _core.queueing.mva_top_batch(np.stack([width(x, n) for x in net.service], axis=1),
+                                           np.broadcast_to(np.array(net.visits, dtype=float), (n, len(net.visits))),
+                                           width(net.think, n).copy(), np.full(n, int(self.cpus), dtype=np.int64),
+                                           np.stack([width(x, n) for x in net.scv], axis=1), 1)
+        rows = zip(top["throughput"].tolist(), top["throughput_before"].tolist(), top["queue_length"].tolist())
+        cpus = float(self.cpus)
+        return [_LaneLockResult({"throughput_per_s": x * US_PER_S, "cpus": cpus},
+                                functools.partial(self._lane_from_mva, net, i, x, x_before, qlen))
+                for i, (x, x_before, qlen) in enumerate(rows)]
+
+    def _lane_from_mva(self, net: _Stations, i: int, x: float, x_before: float, qlen) -> LockResult:
+        return self._from_mva(net.lane(i), x, x_before, qlen)
 
     def _from_mva(self, net: _Stations, x: float, x_before: float, qlen) -> LockResult:
         """The result from MVA's X(N), X(N-1) and Q_k(N) of :meth:`_stations`' network."""

@@ -149,6 +149,14 @@ class LeafMap(dict):
             out.setdefault(lf.path[0][1], []).append(lf)
         return {k: tuple(v) for k, v in out.items()}
 
+    @functools.cached_property
+    def lane_fields(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(top-level fields that are one float leaf, every other top-level
+        field): what may differ between the configurations of one lane model
+        (:mod:`mmcost.lanes`), and what may not."""
+        floats = tuple(t for t, lfs in self.by_top.items() if [(lf.kind, len(lf.path)) for lf in lfs] == [("float", 1)])
+        return floats, tuple(t for t in self.by_top if t not in floats)
+
 
 @functools.cache
 def _switch_inputs() -> frozenset:

@@ -61,8 +61,9 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from . import cpu_models
 from . import _validate as v
+from . import cpu_models, lanes
+from .lanes import any_of, maximum, minimum
 from .locks import Critical, Dist, Lock, LockSystem, Work, analytic_many
 from .mechanism import Mechanism, Quantity, Result, knob
 from .model import Prior
@@ -462,17 +463,17 @@ class SwapModel(Mechanism):
         holding resident R and the pool of what stays in it, (W - R)(1 - w)/c,
         gives R = (L - W(1-w)/c) / (1 - (1-w)/c)."""
         if self.swapped_share is not None:
-            return float(self.swapped_share)
+            return self.swapped_share  # a float field (coerced), or a lane array
         w_bytes, limit = self.written_bytes / self.memcgs, self.memcg_mb * 2**20
         resident = limit
         if self.swap_device == "zswap":
             kept = (1.0 - self.zswap_writeback_share) / self.compression_ratio
             resident = (limit - w_bytes * kept) / (1.0 - kept)
-            if resident <= 0:
+            if any_of(resident <= 0):
                 raise ValueError(f"memcg_mb: the zswap pool alone ({w_bytes * kept / 2**20:.0f} MiB) exceeds the "
                                  f"limit ({self.memcg_mb:g} MiB); raise zswap_writeback_share")
         share = 1.0 - resident / w_bytes
-        if share <= 0:
+        if any_of(share <= 0):
             raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
                              f"({w_bytes / 2**20:g} MiB): nothing would swap")
         return share
@@ -489,13 +490,13 @@ class SwapModel(Mechanism):
         a folio of n pages succeeds while n fits, so a share ~ 1 - n / R of the
         bytes after the limit is first reached, and every fault before it."""
         if self.large_share is not None:
-            return float(self.large_share)
+            return self.large_share
         if self.folio_kb == PAGE_KB or self.madvise:
             return 1.0
         if self.memcg_mb is None:
             return 1.0
-        before = min(1.0, self.memcg_mb * 2**20 * self.memcgs / self.written_bytes)
-        steady = max(0.0, 1.0 - (self.folio_kb // PAGE_KB) / self.fault_reclaim_pages)
+        before = minimum(1.0, self.memcg_mb * 2**20 * self.memcgs / self.written_bytes)
+        steady = maximum(0.0, 1.0 - (self.folio_kb // PAGE_KB) / self.fault_reclaim_pages)
         return before + (1.0 - before) * steady
 
     # --- the operation: swap out one folio -----------------------------------------------------------
@@ -540,7 +541,7 @@ class SwapModel(Mechanism):
             # PV IPIs, else an exit per ICR write; a posted interrupt reaches a running vCPU without one
             exits = any_target if self.switch("pv_ipi") else t
             send += exits * self.vm_exit_us
-            receive += 0.0 if self.posted_interrupts else self.vm_exit_us
+            receive = receive + (0.0 if self.posted_interrupts else self.vm_exit_us)  # (not +=: a lane's field)
         sender = local + send + any_target * receive  # flush_tlb_multi waits for the acknowledgements
         return dict(sender=sender, targets=t * (receive + local), shootdowns=t, tlbis=0.0)
 
@@ -555,7 +556,7 @@ class SwapModel(Mechanism):
         ``brd_do_bvec``), so their work is per page whatever the folio."""
         dev, kib = self.swap_device, pages * PAGE_KB
         out = dict(cpu=0.0, device=0.0, zs=0.0, brd_xa=0.0, dram=0.0)
-        io = max(kib / 1024 / self.bandwidth_mib_s * 1e6, self.latency_us / self.queue_depth)
+        io = maximum(kib / 1024 / self.bandwidth_mib_s * 1e6, self.latency_us / self.queue_depth)
         if dev in RAM_DISKS:  # memcpy: read 4 KiB, write 4 KiB
             out.update(cpu=2 * self._zero_us(pages), dram=8192.0 * pages)
             if dev == "brd":  # brd_insert_page for a sector not yet backed: a zeroed page, one tree insert
@@ -568,7 +569,7 @@ class SwapModel(Mechanism):
             store = self._zero_us(pages) / self.compression_ratio
             out.update(cpu=pages * (self.compress_us_per_page + self.zram_us_per_page) + store,
                        zs=pages * self.zs_malloc_hold_us, dram=4096.0 * pages * (1 + 1 / self.compression_ratio))
-            if dev == "zswap" and self.zswap_writeback_share > 0:
+            if dev == "zswap" and any_of(self.zswap_writeback_share > 0):
                 w = self.zswap_writeback_share
                 out["cpu"] += w * (pages * self.decompress_us_per_page + self.io_submit_us_per_io)
                 out["device"] = w * io
@@ -592,7 +593,7 @@ class SwapModel(Mechanism):
         if self._whole(kb):
             whole = self._path(kb, True, by_kswapd)
             f = self.contiguous_failure if pages > 1 else 0.0
-            if f == 0:
+            if not any_of(f != 0):
                 return whole
             split = self._path(kb, False, by_kswapd)
             split["slot"] += self.slot_hold_us_per_acquisition  # the failed contiguous scan
@@ -683,7 +684,7 @@ class SwapModel(Mechanism):
             d["reclaim"] = (2 * pages * self.pte_us + split["sender"]
                             + pages * (self.reclaim_us_per_folio + self.pte_us + dev["cpu"] + fl["sender"]))
             d["targets"] = split["targets"] + pages * fl["targets"]
-            d["lru"] += pages * self.split_us_per_page
+            d["lru"] = d["lru"] + pages * self.split_us_per_page  # (not +=: a lane's field)
             d["tlbis"] = split["tlbis"] + pages * fl["tlbis"]
             d["shootdowns"] = split["shootdowns"] + pages * fl["shootdowns"]
             d.update({k: pages * dev[k] for k in ("device", "zs", "brd_xa", "dram")})
@@ -696,9 +697,9 @@ class SwapModel(Mechanism):
                              "set anon_mthp=True for a patched kernel")
         share = self.large_fault_share()
         sizes = [(self.folio_kb, share)]
-        if self.folio_kb > PAGE_KB and share < 1:
+        if self.folio_kb > PAGE_KB and any_of(share < 1):
             sizes.append((PAGE_KB, 1 - share))  # fallback faults got 4K folios
-        folios = [(kb, s / kb) for kb, s in sizes if s > 0]  # folios per KiB written
+        folios = [(kb, s / kb) for kb, s in sizes if any_of(s > 0)]  # folios per KiB written
         total = sum(w for _, w in folios)
         per_size = [(w / total, kb, self._stages(kb, by_kswapd)) for kb, w in folios]
         d = {k: sum(w * st[k] for w, _, st in per_size) for k in per_size[0][2]}
@@ -732,7 +733,7 @@ class SwapModel(Mechanism):
         k = min(1, kswapd capacity / folio rate(k)), found by Brent's method."""
         d_direct, kib = self._mix(False)
         if self.kswapd_share is not None:
-            k = float(self.kswapd_share)
+            k = self.kswapd_share
         elif self.memcg_mb is not None:
             k = 0.0
         else:
@@ -748,7 +749,7 @@ class SwapModel(Mechanism):
 
             k = 1.0 if excess(1.0) >= 0 else brentq(excess, 0.0, 1.0, xtol=1e-7)
             return self._network_at(k, d_direct, d_k, kib)
-        return self._network_at(k, d_direct, self._mix(True)[0] if k > 0 else d_direct, kib)
+        return self._network_at(k, d_direct, self._mix(True)[0] if any_of(k > 0) else d_direct, kib)
 
     def _isolation_threshold(self, pages: int) -> float | None:
         """Other reclaimers in their isolation window at which a direct
@@ -811,15 +812,15 @@ class SwapModel(Mechanism):
                   Critical("lru_lock", "isolate_lru_folios", hold(d["lru"])),
                   Critical("si_lock", "get_swap_pages", hold(d["slot"]))]
         locks = [Lock("lru_lock", partitions=int(lru_parts)), Lock("si_lock", partitions=int(partitions))]
-        if d["avail"] > 0:
+        if any_of(d["avail"] > 0):
             stages.append(Critical("swap_avail_lock", "get_swap_pages_avail", hold(d["avail"])))
             locks.append(Lock("swap_avail_lock"))
         zone = d["zone_fault"] / s + d["zone"]
-        if zone > 0:  # one ZONE_NORMAL per node
+        if any_of(zone > 0):  # one ZONE_NORMAL per node
             stages.append(Critical("zone_lock", "rmqueue_buddy", hold(zone)))
             locks.append(Lock("zone_lock", partitions=int(self.nodes)))
         charges = d["memcg_fault"] / s + d["memcg"]
-        if charges > 0:  # one root counter line above every memcg: a station for all of them
+        if any_of(charges > 0):  # one root counter line above every memcg: a station for all of them
             stages.append(Critical("memcg_counter", "page_counter_charge", hold(charges)))
             locks.append(Lock("memcg_counter"))
         contended = self.switch("swapcache_lock_partitions")
@@ -834,18 +835,18 @@ class SwapModel(Mechanism):
             locks.append(Lock("swapcache", partitions=int(contended)))
         else:
             stages[0] = Work(hold(work + d["cache_insert"] + d["cache_delete"] + d["tags"]))
-        if self.arch == "arm64" and d["tlbis"] > 0:
+        if self.arch == "arm64" and any_of(d["tlbis"] > 0):
             # a broadcast TLBI is a DVM operation, and the interconnect serialises them (Arm CoreLink CMN-600
             # TRM: one DVM node handles every DVM message): all CPUs' TLBIs queue at one FIFO station
             stages.append(Critical("dvm", "tlbi_broadcast", hold(d["tlbis"] * self.tlbi_us)))
             locks.append(Lock("dvm"))
-        if d["zs"] > 0:  # zs_malloc: spin_lock(&class->lock) of the object's size class
+        if any_of(d["zs"] > 0):  # zs_malloc: spin_lock(&class->lock) of the object's size class
             stages.append(Critical("zs_class", "zs_malloc", hold(d["zs"])))
             locks.append(Lock("zs_class", partitions=int(self.zs_size_classes)))
-        if d["brd_xa"] > 0:
+        if any_of(d["brd_xa"] > 0):
             stages.append(Critical("brd_xa", "brd_insert_page", hold(d["brd_xa"])))
             locks.append(Lock("brd_xa"))
-        if d["device"] > 0:
+        if any_of(d["device"] > 0):
             stages.append(Critical("device", "swap_writepage", hold(d["device"])))
             locks.append(Lock("device"))
         # DRAM: every byte zeroed, copied or compressed crosses the memory controllers (GB/s = 1e3 B/us)
@@ -938,12 +939,42 @@ class SwapModel(Mechanism):
 
     @classmethod
     def solve_many(cls, models) -> list[Result]:
-        """``[m.solve() for m in models]``, with every lock network (the
-        writers' and the exit's) solved in one batch (:func:`~mmcost.locks.analytic_many`)."""
-        built = [(m, m._network(), m._exit_network()) for m in models]
+        """``[m.solve() for m in models]``, faster. Configurations that differ
+        only in float fields (a band's draws of one row) are solved as one lane
+        model (:mod:`mmcost.lanes`): the network built once with arrays for
+        holds, one batch MVA. The rest have every lock network (the writers'
+        and the exit's) solved in one batch (:func:`~mmcost.locks.analytic_many`)."""
+        out: list = [None] * len(models)
+        single = []
+        for idx in lanes.groups(models):
+            if len(idx) < lanes.MIN_LANES or models[idx[0]]._finds_fixed_point():
+                single += idx
+                continue
+            for i, res in zip(idx, cls._solve_lanes([models[i] for i in idx])):
+                out[i] = res
+        built = [(i, models[i]._network(), models[i]._exit_network()) for i in single]
         solved = analytic_many([x for _, (net, _, _), ex in built for x in (net, ex)])
-        return [m._result("analytic", kib, info, solved[2 * i], solved[2 * i + 1])
-                for i, (m, (_, kib, info), _) in enumerate(built)]
+        for j, (i, (_, kib, info), _) in enumerate(built):
+            out[i] = models[i]._result("analytic", kib, info, solved[2 * j], solved[2 * j + 1])
+        return out
+
+    def _finds_fixed_point(self) -> bool:
+        """Whether a solve searches a fixed point (kswapd's share of the
+        reclaim, the isolation throttle's sleep): Brent's method per
+        configuration, so no lane model."""
+        kswapd = self.kswapd_share is None and self.memcg_mb is None
+        return kswapd or self._isolation_threshold(self.folio_kb // PAGE_KB) is not None
+
+    @classmethod
+    def _solve_lanes(cls, models) -> list[Result]:
+        """Each of ``models`` (one of :func:`mmcost.lanes.groups`) solved
+        through their lane model."""
+        lane, n = lanes.stack(models), len(models)
+        net, kib, info = lane._network()
+        writers, exits = net.analytic_lanes(n), lane._exit_network().analytic_lanes(n)
+        take = lanes.take
+        return [m._result("analytic", take(kib, i), {k: take(x, i) for k, x in info.items()}, writers[i], exits[i])
+                for i, m in enumerate(models)]
 
     def _result(self, solver: str, kib: float, info: dict, res, exit_res) -> Result:
         """The configuration's numbers from its network's solution ``res`` and
@@ -956,7 +987,7 @@ class SwapModel(Mechanism):
         loop = self.bytes_per_process / 1024 / per_proc  # the write loop, which usemem's throughput times
         exit_s, exit_cpu = self._exit_time_s(exit_res)
         at_device = 0.0  # writers waiting for the block device, off-CPU (Little's law)
-        if "device" in res.lock_values:
+        if info["device_us"] > 0 and "device" in res.lock_values:  # (a lane without the station has device_us 0)
             row = res.lock_values["device"]
             at_device = (row["wait_avg_us"] + info["device_us"]) * row["acquisitions_per_s"] / 1e6
         # kswapd's CPU is no writer's: time(1) leaves it out, and where kswapd shares the writers' CPUs it

@@ -1,0 +1,105 @@
+"""Lanes: one mechanism's arithmetic over many parameter sets at once.
+
+A band's draws (and a sweep's rows) configure the same mechanism many times
+over, differing only in the values of float fields. A *lane model* holds those
+fields as NumPy arrays, one element per configuration, and everything else as
+the configurations share it; a mechanism whose solve is written with the
+helpers below (:func:`minimum`, :func:`maximum`, :func:`any_of`) runs its
+Python once for all of them, and the C++ core solves the networks as one batch
+(``mva_top_batch``). Each lane equals the configuration's own solve to
+rounding: the arithmetic is the same elementwise IEEE operations, in the
+same order; a station whose hold is zero in some lanes is kept in all (a
+zero-service station adds nothing to a cycle, but the core's vectorised sums
+over stations may round differently with it).
+
+Where a solve takes a decision from a float value it cannot take per lane (a
+fixed point found by Brent's method, say), the mechanism says so and its
+configurations are solved one by one.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+import numpy as np
+
+from .mechanism import Mechanism, _switch_inputs
+
+#: a group smaller than this is solved configuration by configuration: a lane
+#: model costs what about 2-3 solves of one SwapModel do (benchmarks/bench_speed.py)
+MIN_LANES = 4
+
+
+def minimum(a, b):
+    """``min(a, b)``, elementwise where either is an array."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.minimum(a, b)
+    return min(a, b)
+
+
+def maximum(a, b):
+    """``max(a, b)``, elementwise where either is an array."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.maximum(a, b)
+    return max(a, b)
+
+
+def any_of(condition) -> bool:
+    """Whether ``condition`` holds in any lane (a scalar condition as it is)."""
+    if isinstance(condition, np.ndarray):
+        return bool(condition.any())
+    return bool(condition)
+
+
+def total(values) -> float | np.ndarray:
+    """The sum of ``values`` added left to right, scalars and arrays alike
+    (``sum()`` of floats compensates its rounding from Python 3.12 on, which
+    an array's additions would not): a lane's sum is its configuration's."""
+    return functools.reduce(operator.add, values)
+
+
+def take(value, lane: int):
+    """Lane ``lane`` of ``value`` (an array), or ``value`` (shared by every lane)."""
+    return value[lane].item() if isinstance(value, np.ndarray) else value
+
+
+def width(value, lanes: int) -> np.ndarray:
+    """``value`` as an array of ``lanes`` lanes."""
+    return np.broadcast_to(np.asarray(value, dtype=float), (lanes,))
+
+
+def groups(models: list[Mechanism]) -> list[list[int]]:
+    """Indices of ``models`` that can share one lane model: the same class,
+    the same value of every field but the float ones, and the same float
+    fields left empty."""
+    out: dict = {}
+    for i, m in enumerate(models):
+        d = m.__dict__
+        floats, others = m.leaves.lane_fields
+        key = (type(m), others, tuple(d[f] for f in others), tuple(d[f] is None for f in floats))
+        out.setdefault(key, []).append(i)
+    return list(out.values())
+
+
+def stack(models: list[Mechanism]) -> Mechanism:
+    """The lane model of ``models`` (one of :func:`groups`): the first one,
+    with each float field that differs between them as an array. It is for
+    solving only: never validated, never returned to a user."""
+    first = models[0]
+    lane = object.__new__(type(first))
+    lane.__dict__.update(first.__dict__)
+    lane.__dict__.pop("_cache", None)
+    lane.__dict__.pop("_configured_cache", None)
+    varying = []
+    for name in first.leaves.lane_fields[0]:
+        ref = first.__dict__[name]
+        if ref is None or all(m.__dict__[name] == ref for m in models):
+            continue
+        arr = np.array([m.__dict__[name] for m in models], dtype=float)
+        arr.flags.writeable = False  # `x += y` on a field would change every later read of it
+        lane.__dict__[name] = arr
+        varying.append(name)
+    if not _switch_inputs().isdisjoint(varying):  # a float switch differs: the shared switch cache is not theirs
+        lane.__dict__["_switches"] = {}
+    return lane

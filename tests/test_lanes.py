@@ -1,0 +1,129 @@
+"""Lane models (mmcost.lanes): many configurations that differ in float fields
+solved as one, each lane against the configuration's own solve."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from mmcost import lanes
+from mmcost.locks import LockResult
+from mmcost.swap import SwapModel
+
+N = lanes.MIN_LANES + 4
+
+#: configurations whose every station and branch a lane model must reproduce
+BASES = {
+    "zram 64K, split share": dict(folio_kb=64, processes=8, cpus=8, kernel="6.18"),
+    "v4.8 swap cache lock, 4 sites": dict(folio_kb=4, processes=16, cpus=16, kernel="4.8"),
+    "zswap writeback to a disk": dict(folio_kb=16, processes=4, swap_device="zswap", zswap_writeback_share=0.3,
+                                      swapped_share=0.5),
+    "nvme": dict(folio_kb=2048, processes=4, swap_device="nvme", anon_mthp=True),
+    "brd, 2 memcgs": dict(processes=4, swap_device="brd", memcgs=2, memcg_mb=256.0),
+    "arm64 broadcast TLBI": dict(folio_kb=64, processes=8, cpu_model="ampere-altra"),
+    "KVM guest, si_lock era": dict(processes=8, virtualized=True, kernel="5.15"),
+    "kswapd at a given share": dict(processes=4, memcg_mb=None, swapped_share=0.5, kswapd_share=0.4),
+}
+
+#: the float fields drawn, and the ones that may be 0 in some lanes (a station or branch present in others)
+DRAWN = ("reclaim_us_per_folio", "core_write_gb_s", "slot_hold_us_per_acquisition", "lru_hold_us_per_folio",
+         "bandwidth_mib_s", "latency_us", "brd_alloc_share", "tlbi_us", "dsb_us", "memcg_mb", "large_share",
+         "vm_exit_us", "compress_us_per_page", "swapcache_us_per_folio")
+SOMETIMES_ZERO = ("contiguous_failure", "zswap_writeback_share", "kswapd_share", "swap_avail_hold_us")
+
+
+def draws(base: SwapModel, rng) -> list[SwapModel]:
+    out = []
+    for i in range(N):
+        values = {}
+        for name in DRAWN:
+            if base.get(name) is None or name not in base.params:
+                continue
+            p = base.params[name]
+            values[name] = float(np.clip(p.value * rng.uniform(0.5, 1.5), p.lower, p.upper))
+        for name in SOMETIMES_ZERO:
+            if base.get(name) is not None:
+                values[name] = 0.0 if i % 3 == 0 else float(rng.uniform(0.05, 0.5))
+        out.append(base.set(**values))
+    return out
+
+
+def assert_same(lane_results, own_results, rtol):
+    for a, b in zip(lane_results, own_results, strict=True):
+        for qa, qb in zip(a.quantities, b.quantities, strict=True):
+            assert qa.name == qb.name
+            assert qa.value == pytest.approx(qb.value, rel=rtol, abs=1e-300), qa.name
+        la, lb = a.details["locks"], b.details["locks"]
+        for ours, theirs in ((la.lock_values, lb.lock_values), (la.site_values, lb.site_values)):
+            for name, row in theirs.items():
+                mine = ours[name]  # a lane may hold a station with no hold that its own network leaves out
+                for col, x in row.items():
+                    if isinstance(x, str):  # the lock a site takes
+                        assert mine[col] == x
+                    elif math.isnan(x):
+                        assert math.isnan(mine[col])
+                    else:
+                        assert mine[col] == pytest.approx(x, rel=rtol, abs=1e-9), (name, col)
+
+
+@pytest.mark.parametrize("name", list(BASES))
+def test_each_lane_is_its_configuration_solved_alone(name):
+    base = SwapModel(**BASES[name])
+    models = draws(base, np.random.default_rng(sorted(BASES).index(name)))
+    solved = SwapModel.solve_many(models)
+    assert all(type(r.details["locks"]).__name__ == "_LaneLockResult" for r in solved), "the lane path was not taken"
+    # equal to rounding: a zero hold in some lanes keeps a station the others' networks leave out
+    assert_same(solved, [m.solve() for m in models], rtol=1e-12)
+
+
+def test_a_fixed_point_configuration_is_solved_one_by_one():
+    base = SwapModel(processes=4, memcg_mb=None, swapped_share=0.5)  # kswapd's share: Brent's method per configuration
+    models = draws(base, np.random.default_rng(7))
+    solved = SwapModel.solve_many(models)
+    assert not any(type(r.details["locks"]).__name__ == "_LaneLockResult" for r in solved)
+    assert_same(solved, [m.solve() for m in models], rtol=0)
+
+
+def test_configurations_that_differ_in_more_than_floats_get_lanes_of_their_own():
+    rng = np.random.default_rng(3)
+    a, b = draws(SwapModel(processes=4), rng), draws(SwapModel(processes=8), rng)
+    mixed = [m for pair in zip(a, b) for m in pair]
+    assert len(lanes.groups(mixed)) == 2
+    assert_same(SwapModel.solve_many(mixed), [m.solve() for m in mixed], rtol=1e-12)
+
+
+def test_a_varying_float_switch_does_not_reach_the_shared_switch_cache():
+    base = SwapModel(processes=4, kernel="6.18")
+    before = base.switch("throttle_isolated_ms")
+    models = [base.set(throttle_isolated_ms=float(x)) for x in np.linspace(5, 50, N)]
+    lane = lanes.stack(models)
+    assert isinstance(lane.throttle_isolated_ms, np.ndarray)
+    assert lane.__dict__["_switches"] is not base.__dict__.get("_switches")
+    lane._network()
+    assert base.switch("throttle_isolated_ms") == before
+
+
+def test_few_configurations_are_solved_one_by_one():
+    models = draws(SwapModel(processes=4), np.random.default_rng(5))[: lanes.MIN_LANES - 1]
+    assert not any(type(r.details["locks"]).__name__ == "_LaneLockResult" for r in SwapModel.solve_many(models))
+
+
+def test_a_lane_result_pickles_and_compares_as_the_lock_result_it_stands_for():
+    models = draws(SwapModel(folio_kb=64, processes=8), np.random.default_rng(11))
+    lane, own = SwapModel.solve_many(models)[2].details["locks"], models[2].solve().details["locks"]
+    assert lane.system_values == own.system_values
+    back = pickle.loads(pickle.dumps(lane))
+    assert type(back) is LockResult
+    assert back.locks.shape == own.locks.shape and list(back.sites.index) == list(own.sites.index)
+    assert (back.locks.fillna(0) == lane.locks.fillna(0)).all().all()
+
+
+def test_helpers_keep_scalars_scalar():
+    assert lanes.minimum(1.0, 2.0) == 1.0 and type(lanes.minimum(1.0, 2.0)) is float
+    assert list(lanes.maximum(np.array([1.0, 3.0]), 2.0)) == [2.0, 3.0]
+    assert lanes.any_of(np.array([False, True])) and not lanes.any_of(0.0 > 1.0)
+    parts = [0.1, 1e16, -1e16, 0.2]
+    assert lanes.total(parts) == ((0.1 + 1e16) + -1e16) + 0.2  # left to right, not compensated
+    assert lanes.total(np.array([x, 2 * x]) for x in parts)[0] == lanes.total(parts)
+    assert lanes.take(np.array([1.0, 2.0]), 1) == 2.0 and lanes.take(5.0, 1) == 5.0
