@@ -77,12 +77,25 @@ def test_each_lane_is_its_configuration_solved_alone(name):
     assert_same(solved, [m.solve() for m in models], rtol=1e-12)
 
 
-def test_a_fixed_point_configuration_is_solved_one_by_one():
-    base = SwapModel(processes=4, memcg_mb=None, swapped_share=0.5)  # kswapd's share: Brent's method per configuration
+@pytest.mark.parametrize("setting", [
+    dict(memcg_mb=None, swapped_share=0.5, processes=4),  # kswapd's share of the reclaim
+    dict(memcg_mb=None, swapped_share=0.5, processes=16, cpus=8, inactive_anon_mb=1.0),  # and the throttle
+    dict(memcg_mb=8.0, cgroup_v2=True, processes=8, cpus=8, bytes_per_process=2.0**28)])  # the throttle alone
+def test_fixed_points_are_found_per_lane_as_for_each_configuration(setting):
+    base = SwapModel(**setting)
     models = draws(base, np.random.default_rng(7))
     solved = SwapModel.solve_many(models)
-    assert not any(type(r.details["locks"]).__name__ == "_LaneLockResult" for r in solved)
-    assert_same(solved, [m.solve() for m in models], rtol=0)
+    assert all(type(r.details["locks"]).__name__ == "_LaneLockResult" for r in solved)
+    own = [m.solve() for m in models]
+    # Chandrupatla for the lanes, Brent for one: both stop within 1e-12 of the share (of kswapd, of the sleep)
+    assert_same(solved, own, rtol=1e-10)
+    # the draws move the fixed points: each lane found its own
+    kswapd = [r["kswapd_reclaim_share_pct"] for r in own]
+    sleep = [m._network()[2]["throttled_us"] for m in models]
+    if setting["memcg_mb"] is None:
+        assert len(set(kswapd)) > N // 2 and 0 < min(kswapd) and max(kswapd) < 100
+    if "inactive_anon_mb" in setting or setting.get("cgroup_v2"):
+        assert len(set(sleep)) > N // 2 and min(sleep) > 0
 
 
 def test_configurations_that_differ_in_more_than_floats_get_lanes_of_their_own():

@@ -12,9 +12,10 @@ same order; a station whose hold is zero in some lanes is kept in all (a
 zero-service station adds nothing to a cycle, but the core's vectorised sums
 over stations may round differently with it).
 
-Where a solve takes a decision from a float value it cannot take per lane (a
-fixed point found by Brent's method, say), the mechanism says so and its
-configurations are solved one by one.
+A fixed point a solve searches (kswapd's share of the reclaim, say) is found
+for all lanes together by :func:`find_root` (Chandrupatla's method, SciPy's
+elementwise ``find_root``), and for one configuration by Brent's: a lane's
+root and its configuration's own agree within the search's tolerance.
 """
 
 from __future__ import annotations
@@ -100,6 +101,49 @@ def stack(models: list[Mechanism]) -> Mechanism:
         arr.flags.writeable = False  # `x += y` on a field would change every later read of it
         lane.__dict__[name] = arr
         varying.append(name)
+    lane.__dict__["_lanes"] = len(models)
     if not _switch_inputs().isdisjoint(varying):  # a float switch differs: the shared switch cache is not theirs
         lane.__dict__["_switches"] = {}
     return lane
+
+
+def count(model) -> int | None:
+    """The lanes of a lane model (:func:`stack`), or None for one configuration."""
+    return model.__dict__.get("_lanes")
+
+
+def find_root(f, lo: float, hi: float, lanes: int | None, xatol: float, xrtol: float = 4 * np.finfo(float).eps,
+              where=True, fill=0.0):
+    """The root of ``f`` between ``lo`` and ``hi``, within ``xatol`` plus
+    ``xrtol`` times the root, in the lanes ``where`` holds (where ``f(lo)``
+    and ``f(hi)`` differ in sign); ``fill`` in the others.
+
+    ``f`` takes and returns one value per lane: a float for one
+    configuration (``lanes`` None), an array of ``lanes`` values for a lane
+    model. One configuration's root is Brent's (``scipy.optimize.brentq``,
+    the quickest for one); lanes are searched together by Chandrupatla's
+    method (``scipy.optimize.elementwise.find_root``), which iterates only
+    the lanes not yet converged; ``f`` still sees every lane (the others at
+    their last iterate or ``fill``: a lane model's arithmetic is elementwise,
+    so a lane's value is its own). The two methods stop at different points
+    within the tolerance."""
+    from scipy.optimize import brentq  # here, not at import: keeps import mmcost quick
+    from scipy.optimize.elementwise import find_root as chandrupatla
+
+    if lanes is None:
+        return brentq(f, lo, hi, xtol=xatol, rtol=xrtol) if where else fill
+    current = np.array(np.broadcast_to(np.asarray(fill, dtype=float), (lanes,)))
+    idx = np.flatnonzero(np.broadcast_to(where, (lanes,)))
+    if idx.size == 0:
+        return current
+
+    def g(x, at):
+        current[at] = x
+        return np.asarray(f(current.copy()))[at]
+
+    res = chandrupatla(g, (lo, hi), args=(idx,), tolerances=dict(xatol=xatol, xrtol=xrtol))
+    if not np.all(res.success):
+        bad = idx[~res.success].tolist()
+        raise ArithmeticError(f"no fixed point found (status {res.status[~res.success][0]}) in lane(s) {bad}")
+    current[idx] = res.x
+    return current

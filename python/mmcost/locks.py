@@ -539,6 +539,18 @@ class LockSystem(Mechanism):
         """:meth:`analytic` of each of the ``n`` lanes of a network whose
         times are arrays of ``n`` values (a lane model's, :mod:`mmcost.lanes`),
         in one batch MVA; uncached (each lane is one draw)."""
+        net, top = self._mva_lanes(n)
+        rows = zip(top["throughput"].tolist(), top["throughput_before"].tolist(), top["queue_length"].tolist())
+        cpus = float(self.cpus)
+        return [_LaneLockResult({"throughput_per_s": x * US_PER_S, "cpus": cpus},
+                                functools.partial(self._lane_from_mva, net, i, x, x_before, qlen))
+                for i, (x, x_before, qlen) in enumerate(rows)]
+
+    def throughput_lanes(self, n: int) -> np.ndarray:
+        """Operations per second of each lane (:meth:`analytic_lanes`' throughputs alone)."""
+        return self._mva_lanes(n)[1]["throughput"] * US_PER_S
+
+    def _mva_lanes(self, n: int) -> tuple[_Stations, dict]:
         net = self._stations()
         if not isinstance(net, _Stations):
             raise ValueError("analytic_lanes: a ticket lock, or no lock taken, has no batch solver; solve each network")
@@ -547,11 +559,7 @@ class LockSystem(Mechanism):
                                            np.broadcast_to(np.array(net.visits, dtype=float), (n, len(net.visits))),
                                            width(net.think, n).copy(), np.full(n, int(self.cpus), dtype=np.int64),
                                            np.stack([width(x, n) for x in net.scv], axis=1), 1)
-        rows = zip(top["throughput"].tolist(), top["throughput_before"].tolist(), top["queue_length"].tolist())
-        cpus = float(self.cpus)
-        return [_LaneLockResult({"throughput_per_s": x * US_PER_S, "cpus": cpus},
-                                functools.partial(self._lane_from_mva, net, i, x, x_before, qlen))
-                for i, (x, x_before, qlen) in enumerate(rows)]
+        return net, top
 
     def _lane_from_mva(self, net: _Stations, i: int, x: float, x_before: float, qlen) -> LockResult:
         return self._from_mva(net.lane(i), x, x_before, qlen)

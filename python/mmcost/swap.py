@@ -54,7 +54,6 @@ CPUs time-share the CPUs. Times in microseconds.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -730,7 +729,8 @@ class SwapModel(Mechanism):
         reclaim kswapd (``balance_pgdat`` -> ``shrink_node``, one thread per
         node) takes what it can and the allocators reclaim the rest directly
         (``__alloc_pages_direct_reclaim``): its share k is the fixed point of
-        k = min(1, kswapd capacity / folio rate(k)), found by Brent's method."""
+        k = min(1, kswapd capacity / folio rate(k)), found by Chandrupatla's
+        method (:func:`mmcost.lanes.find_root`: per lane for a lane model)."""
         d_direct, kib = self._mix(False)
         if self.kswapd_share is not None:
             k = self.kswapd_share
@@ -743,11 +743,11 @@ class SwapModel(Mechanism):
 
             def excess(share):
                 net, _, _ = self._network_at(share, d_direct, d_k, kib)
-                return min(1.0, capacity / float(net.analytic().throughput_per_s)) - share
+                return minimum(1.0, capacity / self._throughput(net)) - share
 
-            from scipy.optimize import brentq  # here, not at import: mmcost.swap stays quick to import
-
-            k = 1.0 if excess(1.0) >= 0 else brentq(excess, 0.0, 1.0, xtol=1e-7)
+            n = lanes.count(self)
+            short = excess(1.0 if n is None else np.ones(n)) < 0  # kswapd cannot take all: its share is below 1
+            k = lanes.find_root(excess, 0.0, 1.0, n, xatol=1e-12, where=short, fill=1.0)
             return self._network_at(k, d_direct, d_k, kib)
         return self._network_at(k, d_direct, self._mix(True)[0] if any_of(k > 0) else d_direct, kib)
 
@@ -767,8 +767,8 @@ class SwapModel(Mechanism):
         if self.inactive_anon_mb is not None:
             inactive = self.inactive_anon_mb * 256
         elif self.memcg_mb is not None:  # inactive_is_low: inactive * int_sqrt(10 * GiB) ~ active
-            gib = int(self.memcg_mb // 1024)
-            ratio = math.isqrt(10 * gib) if gib else 1
+            gib = self.memcg_mb // 1024
+            ratio = maximum(1.0, np.floor(np.sqrt(10.0 * gib)))  # int_sqrt(10 * gib); 1 below a GiB
             inactive = self.memcg_mb * 256 / (1 + ratio)
         else:
             return None
@@ -779,16 +779,25 @@ class SwapModel(Mechanism):
         threshold of the other direct reclaimers sit in their isolation
         window (each in it for the reclaim share of its cycle: binomial),
         times the sleep, per shrink call's folios."""
+        from scipy.special import bdtrc  # here, not at import: mmcost.swap stays quick to import
+
         threshold = self._isolation_threshold(self.folio_kb // PAGE_KB)
-        others = self.running - 1
-        if threshold is None or others <= threshold or x_per_s <= 0:
+        if threshold is None:
             return 0.0
+        others = self.running - 1
         cycle = self.running * 1e6 / x_per_s  # us per folio per writer
-        f = min(1.0, (1 - k) * d["reclaim"] / cycle)
-        first = int(math.floor(threshold)) + 1
-        tail = sum(math.comb(others, j) * f**j * (1 - f) ** (others - j) for j in range(first, others + 1))
+        f = minimum(1.0, (1 - k) * d["reclaim"] / cycle)
+        # more than the threshold of the others isolating: Binomial(others, f)'s survival function
+        # (0 where the threshold reaches them all)
+        tail = bdtrc(np.minimum(np.floor(threshold), others), others, f)
         per_call = max(1.0, RECLAIM_BATCH / (self.folio_kb // PAGE_KB))
-        return tail * self.switch("throttle_isolated_ms") * 1e3 / per_call
+        sleep = tail * self.switch("throttle_isolated_ms") * 1e3 / per_call
+        return float(sleep) if lanes.count(self) is None else sleep
+
+    def _throughput(self, net: LockSystem):
+        """Operations per second of one of this model's networks: one per lane for a lane model."""
+        n = lanes.count(self)
+        return float(net.analytic().throughput_per_s) if n is None else net.throughput_lanes(n)
 
     def _network_at(self, k: float, d_direct: dict, d_kswapd: dict, kib: float,
                     throttled_us: float | None = None) -> tuple[LockSystem, float, dict]:
@@ -854,24 +863,26 @@ class SwapModel(Mechanism):
         stages.append(Critical("dram", "memory_bandwidth", hold(dram_bytes / (self.mem_bw_gb_s * 1e3))))
         locks.append(Lock("dram"))
         info = dict(kib=kib, swapped_share=s, shootdowns=d["shootdowns"], tlbis=d["tlbis"], device_us=d["device"],
-                    kswapd_share=k, kswapd_us=k * d_kswapd["reclaim"], throttled_us=throttled_us or 0.0)
-        if throttled_us:  # asleep, off-CPU: a delay in the cycle
+                    kswapd_share=k, kswapd_us=k * d_kswapd["reclaim"],
+                    throttled_us=0.0 if throttled_us is None else throttled_us)
+        if throttled_us is not None and any_of(throttled_us > 0):  # asleep, off-CPU: a delay in the cycle
             stages.insert(1, Work(Dist.exponential(throttled_us)))
         # built from this validated model: names unique by construction, holds checked by the MVA core
         net = LockSystem.network(self.running, tuple(locks), tuple(stages), validate=False)
         if throttled_us is None and self._isolation_threshold(self.folio_kb // PAGE_KB) is not None:
             # the sleep lengthens the cycle that sets its own chance: the fixed point of a decreasing
-            # function, by Brent's method between no sleep and the sleep at the unthrottled rate
-            def excess(sleep):
-                trial = self._network_at(k, d_direct, d_kswapd, kib, sleep)[0]
-                return self._throttled_us(k, d, float(trial.analytic().throughput_per_s)) - sleep
+            # function, between no sleep and the sleep at the unthrottled rate (a share u of that)
+            hi = self._throttled_us(k, d, self._throughput(net))
+            n = lanes.count(self)
+            scale = hi if n is None else np.where(hi > 0, hi, 1.0)  # (lanes without a sleep are not searched)
 
-            hi = self._throttled_us(k, d, float(net.analytic().throughput_per_s))
-            if hi > 0:
-                from scipy.optimize import brentq
+            def excess(u):
+                trial = self._network_at(k, d_direct, d_kswapd, kib, u * hi)[0]
+                return (self._throttled_us(k, d, self._throughput(trial)) - u * hi) / scale
 
-                sleep = brentq(excess, 0.0, hi, xtol=1e-9 * hi, rtol=1e-10)
-                net, _, info = self._network_at(k, d_direct, d_kswapd, kib, sleep)
+            if any_of(hi > 0):
+                u = lanes.find_root(excess, 0.0, 1.0, n, xatol=1e-12, where=hi > 0)
+                net, _, info = self._network_at(k, d_direct, d_kswapd, kib, u * hi)
         return net, kib, info
 
     # --- exit: the writers free what they wrote ----------------------------------------------------
@@ -947,7 +958,7 @@ class SwapModel(Mechanism):
         out: list = [None] * len(models)
         single = []
         for idx in lanes.groups(models):
-            if len(idx) < lanes.MIN_LANES or models[idx[0]]._finds_fixed_point():
+            if len(idx) < lanes.MIN_LANES:
                 single += idx
                 continue
             for i, res in zip(idx, cls._solve_lanes([models[i] for i in idx])):
@@ -957,13 +968,6 @@ class SwapModel(Mechanism):
         for j, (i, (_, kib, info), _) in enumerate(built):
             out[i] = models[i]._result("analytic", kib, info, solved[2 * j], solved[2 * j + 1])
         return out
-
-    def _finds_fixed_point(self) -> bool:
-        """Whether a solve searches a fixed point (kswapd's share of the
-        reclaim, the isolation throttle's sleep): Brent's method per
-        configuration, so no lane model."""
-        kswapd = self.kswapd_share is None and self.memcg_mb is None
-        return kswapd or self._isolation_threshold(self.folio_kb // PAGE_KB) is not None
 
     @classmethod
     def _solve_lanes(cls, models) -> list[Result]:
