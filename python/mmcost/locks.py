@@ -620,8 +620,8 @@ class LockSystem(Mechanism):
                 system[f"{col}_ci99"] = float(half)
             for name, rows in (("locks", locks), ("sites", sites)):
                 for col, halves in ci[name].items():
-                    for row, h in zip(rows.values(), np.broadcast_to(halves, len(rows))):
-                        row[f"{col}_ci99"] = float(h)
+                    for row, h in zip(rows.values(), halves.tolist(), strict=True):  # one half-width per row
+                        row[f"{col}_ci99"] = h
         if events is not None:
             system["events"] = events
         return LockResult(system, locks, sites, solver)
@@ -752,41 +752,37 @@ class LockSystem(Mechanism):
         tq = stdtrit(reps - 1, 0.995)  # Student t quantile (scipy.stats.t.ppf), without importing scipy.stats
 
         def mean_ci(samples):
-            samples = np.asarray(samples, float)
-            return float(samples.mean()), float(tq * samples.std(ddof=1) / math.sqrt(reps))
+            """Means and 99% half-widths over replications (axis 0), every
+            column at once: one reduction, not one per lock and metric."""
+            return samples.mean(axis=0), tq * samples.std(axis=0, ddof=1) / math.sqrt(reps)
 
-        def summarise(samples: dict, scale: dict):
-            """means and 99% half-widths of per-replication samples, scaled per column"""
-            out = {k: mean_ci(v) for k, v in samples.items()}
-            return ({k: m for k, (m, _) in out.items()},
-                    {k: h * scale.get(k, 1.0) for k, (_, h) in out.items()})
-
-        x, x_ci = mean_ci(d["ops"] / t)
-        columns = {"acquisitions": "acquisitions_per_s", "contended": "contended_per_s", "wait": "wait_avg_us",
-                   "util": "utilization", "share": "spin_share_pct"}
-        per_s = {"acquisitions": US_PER_S, "contended": US_PER_S}
-        per_lock, per_site, lock_ci, site_ci = {}, {}, [], []
-        for j, lk in enumerate(self.locks):
-            acq = d["lock_acquisitions"][:, j]
-            if acq.sum() == 0:
-                continue
-            means, halves = summarise({"acquisitions": acq / t, "contended": d["lock_contended"][:, j] / t,
-                                       "wait": d["lock_wait_total"][:, j] / np.maximum(acq, 1),
-                                       "util": d["lock_busy"][:, j] / t}, per_s)
-            per_lock[lk.name] = means | {"wait_max": float(d["lock_wait_max"][:, j].max())}
-            lock_ci.append(halves)
-        for j, st in enumerate(self.stages):
-            if not isinstance(st, Critical):
-                continue
-            acq, wait_total = d["stage_acquisitions"][:, j], d["stage_wait_total"][:, j]
-            means, halves = summarise({"acquisitions": acq / t, "contended": d["stage_contended"][:, j] / t,
-                                       "wait": wait_total / np.maximum(acq, 1),
-                                       "share": 100 * wait_total / (t * self.cpus)}, per_s)
-            # pooled standard deviation of single waits across replications (equal sizes)
-            per_site[st.site] = means | dict(lock=st.lock, wait_sd=float(np.sqrt(np.mean(d["stage_wait_var"][:, j]))),
-                                             wait_max=float(d["stage_wait_max"][:, j].max()))
-            site_ci.append({k: h for k, h in halves.items() if k != "contended"})
+        x, x_ci = (float(v) for v in mean_ci(d["ops"] / t))
+        per_t = t[:, None]
+        # per lock (columns of each block): acquisitions and contended per us, mean wait, utilisation
+        acq = d["lock_acquisitions"]
+        lock_m, lock_h = mean_ci(np.hstack([acq / per_t, d["lock_contended"] / per_t,
+                                            d["lock_wait_total"] / np.maximum(acq, 1), d["lock_busy"] / per_t]))
+        # per stage: acquisitions per us, contended per us, mean wait, share of CPU time spinning
+        sacq, swait = d["stage_acquisitions"], d["stage_wait_total"]
+        site_m, site_h = mean_ci(np.hstack([sacq / per_t, d["stage_contended"] / per_t, swait / np.maximum(sacq, 1),
+                                            100 * swait / (per_t * self.cpus)]))
+        lock_m, lock_h = lock_m.reshape(4, -1), lock_h.reshape(4, -1) * np.array([[US_PER_S], [US_PER_S], [1], [1]])
+        site_m, site_h = site_m.reshape(4, -1), site_h.reshape(4, -1) * np.array([[US_PER_S], [US_PER_S], [1], [1]])
+        lock_max, stage_max = d["lock_wait_max"].max(axis=0), d["stage_wait_max"].max(axis=0)
+        # pooled standard deviation of single waits across replications (equal sizes)
+        stage_sd = np.sqrt(d["stage_wait_var"].mean(axis=0))
+        per_lock, per_site = {}, {}
+        used = [j for j, lk in enumerate(self.locks) if acq[:, j].sum() > 0]
+        for j in used:
+            a, c, w, u = lock_m[:, j].tolist()
+            per_lock[self.locks[j].name] = dict(acquisitions=a, contended=c, wait=w, util=u, wait_max=float(lock_max[j]))
+        sites = [j for j, st in enumerate(self.stages) if isinstance(st, Critical)]
+        for j in sites:
+            a, c, w, _ = site_m[:, j].tolist()
+            per_site[self.stages[j].site] = dict(lock=self.stages[j].lock, acquisitions=a, contended=c, wait=w,
+                                                 wait_sd=float(stage_sd[j]), wait_max=float(stage_max[j]))
+        names = ("acquisitions_per_s", "contended_per_s", "wait_avg_us", "utilization")
         ci = {"system": {"throughput_per_s": x_ci * US_PER_S},
-              "locks": {columns[k]: np.array([h[k] for h in lock_ci]) for k in ("acquisitions", "contended", "wait", "util")},
-              "sites": {columns[k]: np.array([h[k] for h in site_ci]) for k in ("acquisitions", "wait", "share")}}
+              "locks": {col: lock_h[i, used] for i, col in enumerate(names)},
+              "sites": {col: site_h[i, sites] for i, col in enumerate(names[:3] + ("spin_share_pct",)) if i != 1}}
         return self._result(x, per_lock, per_site, "simulate", ci, events=float(d["events"].sum()))
