@@ -53,16 +53,16 @@ void recurse(const Stations& st, double think_time, long population, Row&& row) 
   const double dmax = demand.maxCoeff();
   Eigen::VectorXd q = Eigen::VectorXd::Zero(K);  // Q_k(n-1), then Q_k(n)
   Eigen::VectorXd u = Eigen::VectorXd::Zero(K);  // per-visit busy probability at n-1
-  Eigen::VectorXd r(K);
   Eigen::VectorXd half_c2 = Eigen::VectorXd::Zero(K);  // (scv - 1) / 2: 0 for exponential service
   for (Eigen::Index k = 0; k < K && approximate; ++k) half_c2[k] = 0.5 * (st.scv[k] - 1.0);
   for (long n = 1; n <= population; ++n) {
     // R_k = D_k (1 + Q_k - U_k + U_k (1 + c2_k) / 2) = D_k (1 + Q_k + U_k (c2_k - 1) / 2)
-    if (approximate)
-      r = demand.cwiseProduct((1.0 + q.array() + u.array() * half_c2.array()).matrix());
-    else
-      r = demand.cwiseProduct((1.0 + q.array()).matrix());
-    const double cycle = r.sum();
+    // R_k is summed here and recomputed below rather than stored: one pass
+    // over K fewer per population (the same products, so the same bits).
+    const auto d = demand.array();
+    const auto r = d * (1.0 + q.array() + u.array() * half_c2.array());
+    const auto r_exp = d * (1.0 + q.array());
+    const double cycle = approximate ? r.sum() : r_exp.sum();
     const double total = think_time + cycle;
     // two finite halves may sum past a double while their X is a (subnormal) double: scale first
     const double scale = std::fmax(think_time, cycle);
@@ -78,8 +78,12 @@ void recurse(const Stations& st, double think_time, long population, Row&& row) 
     if (!std::isfinite(x))
       throw NumericalError("mva: the throughput overflows a double at population " + std::to_string(n) +
                            " (think_time + demands too short)");
-    q = x * r;
-    if (approximate) u = x * demand;  // read by the residual-life term only
+    if (approximate) {
+      q = (x * r).matrix();
+      u = x * demand;  // read by the residual-life term only
+    } else {
+      q = (x * r_exp).matrix();
+    }
     row(n, x, q);
   }
 }
