@@ -140,3 +140,29 @@ def test_helpers_keep_scalars_scalar():
     assert lanes.total(parts) == ((0.1 + 1e16) + -1e16) + 0.2  # left to right, not compensated
     assert lanes.total(np.array([x, 2 * x]) for x in parts)[0] == lanes.total(parts)
     assert lanes.take(np.array([1.0, 2.0]), 1) == 2.0 and lanes.take(5.0, 1) == 5.0
+
+
+def test_find_root_matches_the_closed_form_in_active_lanes_and_fills_the_others():
+    # x^3 = a has the root a^(1/3); lanes with a < 0 have no root in [0, 2] and keep the fill
+    a = np.array([0.5, -1.0, 1.0, 2.0, 7.0, 0.001, -3.0])
+    calls = []
+
+    def f(x):
+        calls.append(np.shape(x))
+        return x**3 - a
+
+    where = a > 0
+    got = lanes.find_root(f, 0.0, 2.0, a.size, xatol=1e-13, where=where, fill=-1.0)
+    assert all(shape == a.shape for shape in calls)  # f sees every lane, as a lane model's arithmetic does
+    np.testing.assert_allclose(got[where], np.cbrt(a[where]), rtol=0, atol=1e-12)
+    assert (got[~where] == -1.0).all()
+    # one configuration: Brent's method, the same root within the tolerance
+    one = lanes.find_root(lambda x: x**3 - 2.0, 0.0, 2.0, None, xatol=1e-13)
+    assert type(one) is float and abs(one - np.cbrt(2.0)) < 1e-12
+    assert lanes.find_root(lambda x: x**3 - 2.0, 0.0, 2.0, None, xatol=1e-13, where=False, fill=0.5) == 0.5
+
+
+def test_find_root_names_the_lanes_it_could_not_solve():
+    # a function that turns NaN (a garbled network, say) stops the search with the lanes named, not a NaN root
+    with pytest.raises(ArithmeticError, match=r"lane\(s\) \[0, 1, 2, 3\]"):
+        lanes.find_root(lambda x: np.full_like(x, np.nan), 0.0, 2.0, 4, xatol=1e-13)
