@@ -190,3 +190,50 @@ def test_a_lock_plan_over_many_draws_is_each_draw_alone():
                          for m in ("operations_per_s", "lock_wait_avg_us")])
     sets = [{"critical_section_hold_us": h, "work_us": w} for h, w in ((0.05, 1.0), (0.2, 0.7), (1.5, 3.0))]
     np.testing.assert_allclose(model.plan(rows).many(sets), [model.plan(rows)(p) for p in sets], rtol=1e-13)
+
+
+def test_setting_many_nested_fields_at_once_equals_setting_them_one_by_one():
+    """set() copies each nested object once for all its changed leaves; the
+    result is what one leaf at a time gives."""
+    from mmcost.locks import Dist
+
+    m = TlbModel(cpus=8, policy="deferred", reuse=Dist.exponential(5000.0))
+    values = {"irq_us": 1.5, "ipi_send_us": 0.7, "walk_ns": 31.0, "reuse_mean_us": 800.0, "cpus": 16,
+              "vm_exit_us": 2.5, "reuse_cv": 0.0}
+    one_by_one = m
+    for name, val in values.items():
+        one_by_one = one_by_one.set(**{name: val})
+    together = m.set(**values)
+    assert together == one_by_one
+    assert together.costs.irq_us == 1.5 and together.reuse.mean_us == 800.0 and together.cpus == 16
+    assert m.costs.irq_us != 1.5  # the original is untouched
+
+
+def test_changes_to_a_whole_field_and_its_leaves_apply_in_order():
+    """A value for a whole field drops the changes below it made before, and
+    is the start of those made after (what one change at a time does)."""
+    from dataclasses import dataclass
+
+    from mmcost.mechanism import _set, _set_many
+
+    @dataclass(frozen=True)
+    class Inner:
+        a: float = 0.0
+        b: float = 0.0
+
+    @dataclass(frozen=True)
+    class Outer:
+        inner: Inner = Inner()
+        pair: tuple = (Inner(), Inner())
+
+    inner, a, b = (("attr", "inner"),), (("attr", "inner"), ("attr", "a")), (("attr", "inner"), ("attr", "b"))
+    second_b = (("attr", "pair"), ("item", 1), ("attr", "b"))
+    for changes in ([(a, 1.0), (inner, Inner(5.0, 6.0)), (b, 2.0)],
+                    [(inner, Inner(5.0, 6.0)), (a, 1.0), (second_b, 3.0)],
+                    [(b, 2.0), (second_b, 3.0), (a, 1.0), (inner, Inner(7.0, 8.0))]):
+        expected = Outer()
+        for path, value in changes:
+            expected = _set(expected, path, value)  # one change at a time
+        assert _set_many(Outer(), changes) == expected
+    assert _set_many(Outer(), [(a, 1.0), (inner, Inner(5.0, 6.0)), (b, 2.0)]) == Outer(Inner(5.0, 2.0))
+    assert _set_many(Outer(), [(second_b, 3.0)]).pair == (Inner(), Inner(0.0, 3.0))

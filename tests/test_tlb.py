@@ -469,3 +469,29 @@ def test_an_arm64_kvm_guest_solves():
     metal = TlbModel(arch="arm64", virtualized=False, demotion_rate_per_s=1e5).solve()
     assert guest["tlb_shootdowns_per_s"] == metal["tlb_shootdowns_per_s"] == 0.0
     assert math.isfinite(guest["runtime_s"])
+
+
+@pytest.mark.parametrize("lam, kappa, mean_s, b", [
+    (1e-3, 40.0, 0.02, 1), (50.0, 30.0, 0.08, 16), (3200.0, 0.0, 0.06, 32), (1e3, 1e4, 0.06, 32),
+    (1e5, 1e-3, 0.5, 1),
+    (1e6, 1.0, 1.0, 1),  # a pending period of ~1 us in a reuse time of 1 s: adaptive quadrature missed it (gave 0)
+])
+def test_migrc_exponential_reuse_matches_the_integral_to_arbitrary_precision(lam, kappa, mean_s, b):
+    """The renewal rate r = (1 - kappa I) / (1 / lambda_d + I), with I the
+    module docstring's integral, evaluated by mpmath at 30 digits."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 30
+    beta = mpmath.mpf(b) / mean_s
+
+    def integrand(t):  # S_1(t) exp(-lambda_d int_0^t (1 - S_1) - kappa t), S_1 = exp(-beta t)
+        return mpmath.exp(-beta * t - lam * (t + mpmath.expm1(-beta * t) / beta) - kappa * t)
+
+    w = 1 / (beta + lam + kappa)  # the integrand's own time scale, and the reuse's
+    i = mpmath.quad(integrand, [0, w, 10 * w, 100 * w, 1 / beta, mpmath.inf])
+    exact = float((1 - kappa * i) / (1 / mpmath.mpf(lam) + i))
+    assert deferred_flush_rate(lam, kappa, Dist.exponential(mean_s * 1e6), b) == pytest.approx(exact, rel=1e-11)
+
+
+def test_migrc_pending_integral_beyond_its_range_is_an_error_not_a_nan():
+    with pytest.raises(ValueError, match="reuse"):
+        deferred_flush_rate(1e9, 0.0, Dist.exponential(1e9), 1)  # 1e9 calls/s, reuse 1000 s: a = 1e12
