@@ -766,13 +766,14 @@ class LockSystem(Mechanism):
         sacq, swait = d["stage_acquisitions"], d["stage_wait_total"]
         site_m, site_h = mean_ci(np.hstack([sacq / per_t, d["stage_contended"] / per_t, swait / np.maximum(sacq, 1),
                                             100 * swait / (per_t * self.cpus)]))
-        lock_m, lock_h = lock_m.reshape(4, -1), lock_h.reshape(4, -1) * np.array([[US_PER_S], [US_PER_S], [1], [1]])
-        site_m, site_h = site_m.reshape(4, -1), site_h.reshape(4, -1) * np.array([[US_PER_S], [US_PER_S], [1], [1]])
+        per_s = np.array([[US_PER_S], [US_PER_S], [1.0], [1.0]])  # the first two blocks per us -> per s
+        lock_m, lock_h = lock_m.reshape(4, -1), lock_h.reshape(4, -1) * per_s
+        site_m, site_h = site_m.reshape(4, -1), site_h.reshape(4, -1) * per_s
         lock_max, stage_max = d["lock_wait_max"].max(axis=0), d["stage_wait_max"].max(axis=0)
         # pooled standard deviation of single waits across replications (equal sizes)
         stage_sd = np.sqrt(d["stage_wait_var"].mean(axis=0))
         per_lock, per_site = {}, {}
-        used = [j for j, lk in enumerate(self.locks) if acq[:, j].sum() > 0]
+        used = [j for j in range(len(self.locks)) if acq[:, j].sum() > 0]
         for j in used:
             a, c, w, u = lock_m[:, j].tolist()
             per_lock[self.locks[j].name] = dict(acquisitions=a, contended=c, wait=w, util=u, wait_max=float(lock_max[j]))
@@ -781,8 +782,9 @@ class LockSystem(Mechanism):
             a, c, w, _ = site_m[:, j].tolist()
             per_site[self.stages[j].site] = dict(lock=self.stages[j].lock, acquisitions=a, contended=c, wait=w,
                                                  wait_sd=float(stage_sd[j]), wait_max=float(stage_max[j]))
-        names = ("acquisitions_per_s", "contended_per_s", "wait_avg_us", "utilization")
+        lock_cols = {0: "acquisitions_per_s", 1: "contended_per_s", 2: "wait_avg_us", 3: "utilization"}
+        site_cols = {0: "acquisitions_per_s", 2: "wait_avg_us", 3: "spin_share_pct"}  # (rows of the blocks)
         ci = {"system": {"throughput_per_s": x_ci * US_PER_S},
-              "locks": {col: lock_h[i, used] for i, col in enumerate(names)},
-              "sites": {col: site_h[i, sites] for i, col in enumerate(names[:3] + ("spin_share_pct",)) if i != 1}}
+              "locks": {col: lock_h[i, used] for i, col in lock_cols.items()},
+              "sites": {col: site_h[i, sites] for i, col in site_cols.items()}}
         return self._result(x, per_lock, per_site, "simulate", ci, events=float(d["events"].sum()))

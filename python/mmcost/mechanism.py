@@ -205,19 +205,28 @@ def _by_head(changes):
     return out
 
 
+def _new_values(obj, changes) -> dict:
+    """(kind, key) -> the new value of each field or item of ``obj`` the
+    changes reach, each copied once for all the changes below it."""
+    out = {}
+    for (kind, key), (start, below) in _by_head(changes).items():
+        cur = start if start is not _UNSET else (getattr(obj, key) if kind == "attr" else obj[key])
+        out[kind, key] = _set_many(cur, below) if below else cur
+    return out
+
+
 def _set_many(obj, changes):
     """``obj`` with every ``(path, value)`` change made, as ``_set`` one
     after the other would, but each object on the way copied once (a band's
     draw sets a dozen leaves of one nested field: a copy per leaf was a
     third of its cost)."""
-    attrs, items = {}, {}
-    for (kind, key), (start, below) in _by_head(changes).items():
-        cur = start if start is not _UNSET else (getattr(obj, key) if kind == "attr" else obj[key])
-        (attrs if kind == "attr" else items)[key] = _set_many(cur, below) if below else cur
-    if items:
+    new = _new_values(obj, changes)
+    attrs = {key: v for (kind, key), v in new.items() if kind == "attr"}
+    if len(attrs) < len(new):  # items of a tuple
         obj = list(obj)
-        for key, value in items.items():
-            obj[key] = value
+        for (kind, key), v in new.items():
+            if kind != "attr":
+                obj[key] = v
         obj = tuple(obj)
     return replace(obj, **attrs) if attrs else obj
 
@@ -492,11 +501,7 @@ class Mechanism(Model):
             lf = leaves[name]
             val = None if val is None or val is pd.NA else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases)
             changes.append((lf.path, val))
-        top: dict = {}
-        for (_, key), (start, below) in _by_head(changes).items():
-            cur = start if start is not _UNSET else getattr(self, key)
-            top[key] = _set_many(cur, below) if below else cur
-        return top
+        return {key: v for (_, key), v in _new_values(self, changes).items()}  # top-level fields are attrs
 
     def check(self) -> None:
         """Validate the configuration (subclasses); raise naming the field."""
