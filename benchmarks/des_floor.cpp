@@ -1,5 +1,5 @@
 // A hand-written floor for bench_lock_des.py's model: one FIFO lock, 8 CPUs,
-// exponential work 2 us and hold 0.5 us, on mmcost's own event heap and
+// exponential work 2 us and hold 0.5 us, on mmcost's own event queue and
 // random stream, with nothing a general model needs (stages, statistics,
 // partitions, interrupts, ticket locks). The distance between this loop and
 // the DES core is what the core's generality costs; the rest of the gap to
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "mmcost/sim/event_queue.hpp"
+#include "mmcost/sim/slot_queue.hpp"
 #include "mmcost/sim/random.hpp"
 
 int main() {
@@ -18,7 +18,7 @@ int main() {
   for (int round = 0; round < 5; ++round) {
     const auto t0 = std::chrono::steady_clock::now();
     mmcost::sim::Rng rng(1, static_cast<std::uint64_t>(round));
-    mmcost::sim::EventQueue q;
+    mmcost::sim::SlotQueue q(kCpus);
     bool at_lock[kCpus] = {};  // holding or waiting: its next event (if any) ends the hold
     int holder = -1, waiting[kCpus], head = 0, size = 0;
     for (int c = 0; c < kCpus; ++c) q.schedule(rng.exponential(2.0), c, 0);

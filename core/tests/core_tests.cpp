@@ -16,6 +16,8 @@
 #include "mmcost/queueing/mva.hpp"
 #include "mmcost/queueing/usl.hpp"
 #include "mmcost/sim/event_queue.hpp"
+#include "mmcost/sim/random.hpp"
+#include "mmcost/sim/slot_queue.hpp"
 
 namespace q = mmcost::queueing;
 
@@ -165,6 +167,55 @@ static void event_queue_order() {
   }
 }
 
+static void slot_queue_against_event_queue() {
+  // A random run of schedules, reschedules, cancels and pops, with tied times:
+  // the winner tree pops exactly what the heap does once a slot's replaced
+  // or cancelled events are skipped (its sequence number is not the live one).
+  namespace sim = mmcost::sim;
+  for (const int slots : {1, 2, 5, 8, 9, 64}) {
+    sim::SlotQueue sq(slots);
+    sim::EventQueue eq;
+    std::vector<std::uint64_t> live(static_cast<std::size_t>(slots), ~0ULL);
+    std::vector<bool> pending(static_cast<std::size_t>(slots), false);
+    sim::Rng rng(11, static_cast<std::uint64_t>(slots));
+    int n_pending = 0;
+    const double delays[] = {0.0, 0.5, 1.0, 1.0, 2.5};  // ties on purpose
+    for (int step = 0; step < 20000; ++step) {
+      const int s = static_cast<int>(rng.next() % static_cast<std::uint64_t>(slots));
+      const auto op = rng.next() % 4;
+      if (op < 2) {  // (re)schedule
+        const double d = delays[rng.next() % 5];
+        const int kind = static_cast<int>(rng.next() % 3);
+        const auto a = sq.schedule(d, s, kind), b = eq.schedule(d, s, kind);
+        CHECK(a == b);
+        live[static_cast<std::size_t>(s)] = b;
+        if (!pending[static_cast<std::size_t>(s)]) ++n_pending;
+        pending[static_cast<std::size_t>(s)] = true;
+      } else if (op == 2) {  // cancel
+        sq.cancel(s);
+        if (pending[static_cast<std::size_t>(s)]) --n_pending;
+        pending[static_cast<std::size_t>(s)] = false;
+        live[static_cast<std::size_t>(s)] = ~0ULL;
+      } else if (n_pending > 0) {  // pop
+        sim::Event want;
+        do want = eq.pop(); while (want.seq() != live[static_cast<std::size_t>(want.target())]);
+        const auto got = sq.pop();
+        CHECK(got.time == want.time && got.key == want.key && sq.now() == eq.now());
+        pending[static_cast<std::size_t>(got.target())] = false;
+        live[static_cast<std::size_t>(got.target())] = ~0ULL;
+        --n_pending;
+      }
+    }
+    for (; n_pending > 0; --n_pending) {  // drain both
+      sim::Event want;
+      do want = eq.pop(); while (want.seq() != live[static_cast<std::size_t>(want.target())]);
+      live[static_cast<std::size_t>(want.target())] = ~0ULL;
+      CHECK(sq.pop().key == want.key);
+    }
+    CHECK(sq.pop().kind() == sim::SlotQueue::kNoKind);  // nothing pending, and it says so
+  }
+}
+
 static void lock_sim_against_mva() {
   // one queued lock, exponential work and hold: the DES throughput within 2% of exact MVA
   namespace lk = mmcost::locks;
@@ -192,6 +243,7 @@ int main() {
   birth_death_balance();
   usl_closed_forms();
   event_queue_order();
+  slot_queue_against_event_queue();
   lock_sim_against_mva();
   if (failures) std::fprintf(stderr, "%d check(s) failed\n", failures);
   else std::printf("core tests: all checks passed\n");

@@ -2,18 +2,30 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
 
 #include "mmcost/errors.hpp"
-#include "mmcost/sim/event_queue.hpp"
+#include "mmcost/sim/slot_queue.hpp"
 #include "mmcost/sim/stop_check.hpp"
 
 namespace mmcost::locks {
+
+namespace {
+// One queue slot per CPU (its stage end, or its resume after deferred
+// interrupts), then one per ticket lock (its next handoff). Queued locks
+// schedule nothing of their own: no slot, and a shallower tree.
+int slots(const LockSimParams& p) {
+  int n = p.cpus;
+  for (const auto& l : p.locks) n += l.kind == LockKind::Ticket ? 1 : 0;
+  return n;
+}
+}  // namespace
 
 void LockSimParams::validate() const {
   if (cpus < 1) throw InvalidArgument("cpus must be >= 1");
   long physical = 0;
   for (const auto& l : locks) physical += l.partitions > 0 ? l.partitions : 1;
-  if (cpus >= sim::EventQueue::kMaxTargets || physical >= sim::EventQueue::kMaxTargets)
+  if (cpus >= sim::SlotQueue::kMaxSlots || physical >= sim::SlotQueue::kMaxSlots)
     throw InvalidArgument("cpus and the number of locks (partitions included) must be below 2^20");
   if (stages.empty()) throw InvalidArgument("stages must not be empty");
   if (ops < 1) throw InvalidArgument("ops must be >= 1");
@@ -28,6 +40,8 @@ void LockSimParams::validate() const {
     if (locks[l].kind == LockKind::Ticket && locks[l].partitions > 1)
       throw InvalidArgument(f + ".partitions: a ticket lock cannot be partitioned in this model");
   }
+  if (slots(*this) >= sim::SlotQueue::kMaxSlots)
+    throw InvalidArgument("cpus plus the number of ticket locks must be below 2^20");
   check::finite_nonnegative("irq_rate", irq_rate);
   check::finite_nonnegative("irq_service", irq_service);
   bool any_time = false;
@@ -83,11 +97,11 @@ class WaitQueue {
 struct LockState {
   int holder = -1;
   WaitQueue waiting;
-  std::uint64_t expected = ~0ULL;  // sequence number of the live ticket completion
   double last_change = 0.0;
   double busy = 0.0;  // time with a holder or waiters, since the warm-up
   const LockSpec* spec = nullptr;
   int logical = 0;  // the lock this partition belongs to
+  int slot = -1;    // a ticket lock's queue slot
   int present() const { return (holder >= 0 ? 1 : 0) + waiting.size(); }
 };
 
@@ -113,14 +127,18 @@ struct CpuState {
 class LockSim {
  public:
   LockSim(const LockSimParams& p, std::uint64_t seed, std::uint64_t rep)
-      : p_(p), rng_(seed, rep), cpu_(static_cast<std::size_t>(p.cpus)), irq_(p.irq_rate > 0.0 && p.irq_service > 0.0),
+      : p_(p), rng_(seed, rep), q_(slots(p)), cpu_(static_cast<std::size_t>(p.cpus)), irq_(p.irq_rate > 0.0 && p.irq_service > 0.0),
         n_stages_(static_cast<int>(p.stages.size())) {
     // one LockState per partition; first[l] is lock l's first partition
     std::vector<int> first;
     for (std::size_t l = 0; l < p.locks.size(); ++l) {
       first.push_back(static_cast<int>(locks_.size()));
       for (int k = 0; k < p.locks[l].partitions; ++k)
-        locks_.push_back(LockState{-1, WaitQueue(p.cpus), ~0ULL, 0.0, 0.0, &p.locks[l], static_cast<int>(l)});
+        locks_.push_back(LockState{-1, WaitQueue(p.cpus), 0.0, 0.0, &p.locks[l], static_cast<int>(l)});
+      if (p.locks[l].kind == LockKind::Ticket) {  // (never partitioned)
+        locks_.back().slot = p.cpus + static_cast<int>(ticket_locks_.size());
+        ticket_locks_.push_back(first.back());
+      }
     }
     r_.per_lock.resize(p.locks.size());
     r_.lock_busy.assign(p.locks.size(), 0.0);
@@ -164,8 +182,10 @@ class LockSim {
         finish_stage(e.target());
       } else if (e.kind() == kResume) {
         begin_stage(e.target());
-      } else if (e.seq() == locks_[static_cast<std::size_t>(e.target())].expected) {
-        ticket_done(e.target());
+      } else if (e.kind() == kTicketDone) {
+        ticket_done(ticket_locks_[static_cast<std::size_t>(e.target() - p_.cpus)]);
+      } else {  // every CPU waiting and no holder: a bug, never a silent end
+        throw std::logic_error("lock simulation: no event pending");
       }
     }
   }
@@ -259,13 +279,17 @@ class LockSim {
     }
   }
 
+  // The lock's next handoff, resampled whenever k changes (memoryless): it
+  // replaces the one scheduled before.
   void reschedule_ticket(int l) {
     auto& L = lock(l);
-    L.expected = ~0ULL;  // any scheduled completion is now stale (memoryless: resample)
     const int k = L.present();
-    if (k == 0) return;
+    if (k == 0) {
+      q_.cancel(L.slot);
+      return;
+    }
     const double mean = cpu(L.holder).cur->time->mean + L.spec->handoff + L.spec->handoff_per_waiter * (k - 1);
-    L.expected = q_.schedule(rng_.exponential(mean), l, kTicketDone);
+    q_.schedule(rng_.exponential(mean), L.slot, kTicketDone);
   }
 
   void ticket_done(int l) {
@@ -310,8 +334,9 @@ class LockSim {
   const LockSimParams& p_;
   sim::Rng rng_;
   sim::StopCheck ticks_;  // Ctrl-C inside one event (10^10 interrupts in one hold)
-  sim::EventQueue q_;
+  sim::SlotQueue q_;
   std::vector<LockState> locks_;  // one per partition
+  std::vector<int> ticket_locks_;  // by slot - cpus: the partition (LockState) of each ticket lock
   std::vector<StageInfo> stages_;
   std::vector<CpuState> cpu_;
   bool irq_;
