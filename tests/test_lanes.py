@@ -5,6 +5,7 @@ import math
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from mmcost import lanes
@@ -166,3 +167,100 @@ def test_find_root_names_the_lanes_it_could_not_solve():
     # a function that turns NaN (a garbled network, say) stops the search with the lanes named, not a NaN root
     with pytest.raises(ArithmeticError, match=r"lane\(s\) \[0, 1, 2, 3\]"):
         lanes.find_root(lambda x: np.full_like(x, np.nan), 0.0, 2.0, 4, xatol=1e-13)
+
+
+# --- TlbModel: float leaves at any depth (costs, streams, counters) vary between lanes --------------------
+
+from mmcost.locks import Dist  # noqa: E402
+from mmcost.tlb import TlbModel  # noqa: E402
+
+#: TLB configurations whose branches a lane model must reproduce
+TLB_BASES = {
+    "migrc, exponential reuse, KVM guest with PV IPIs": dict(
+        cpus=16, policy="deferred", virtualized=True, demotion_rate_per_s=2e5, natural_flush_rate_per_s=50.0,
+        other_round_rate_per_s=3.0, writable_fraction=0.1, reuse=Dist.exponential(3000.0), kernel="6.9"),
+    "migrc, deterministic reuse (solved lane by lane)": dict(
+        cpus=8, policy="deferred", demotion_rate_per_s=5e4, reuse=Dist.deterministic(2000.0)),
+    "reclaim of 3 mms from inside one, PTI without INVPCID": dict(
+        cpus=8, reclaim_unmap_rate_per_s=1e5, cpu_model="skylake-sp", invpcid=False, sender_in_mm=True, mms=3,
+        mm_cpus=2.0, dirty_fraction=0.4, other_page_flush_rate_per_s=100.0),
+    "arm64, 64K folios, lazyfree reclaim": dict(
+        arch="arm64", cpu_model="ampere-altra", entries_per_folio=16, reclaim_unmap_rate_per_s=4e4, lazyfree=True,
+        folio_pages=16),
+    "x86 INVLPGB, global ASIDs": dict(cpu_model="zen3-epyc", kernel="6.18", mm_cpus=8.0, cpus=32,
+                                      demotion_rate_per_s=1e5, other_page_flush_rate_per_s=10.0),
+    "per-folio flushes, tiering, closed-loop migration": dict(
+        policy="immediate", demotion_rate_per_s=1e4, working_set_mb=4096.0, fast_mem_mb=1024.0,
+        reference_fast_mem_mb=2048.0, migration_pages=1e6, migrate_fraction=0.5),
+    "v6.1: promotions flushed, migration batched": dict(kernel="6.1", promotion_rate_per_s=3e4,
+                                                        demotion_rate_per_s=1e4),
+}
+
+
+def tlb_draws(base: TlbModel, rng, n=N) -> list[TlbModel]:
+    """Every float parameter moved by up to 50%; the natural flush rate 0 in
+    every third (the in-step branch of migrc's rounds)."""
+    out = []
+    for i in range(n):
+        values = {name: float(np.clip(p.value * rng.uniform(0.5, 1.5), p.lower, p.upper))
+                  for name, p in base.params.items() if "@" not in name}
+        if "natural_flush_rate_per_s" in values:
+            values["natural_flush_rate_per_s"] = 0.0 if i % 3 == 0 else values["natural_flush_rate_per_s"]
+        out.append(base.set(**values))
+    return out
+
+
+def assert_same_tlb(lane_results, own_results, rtol):
+    for a, b in zip(lane_results, own_results, strict=True):
+        assert a.title == b.title
+        for qa, qb in zip(a.quantities, b.quantities, strict=True):
+            assert qa.name == qb.name
+            if math.isnan(qb.value):
+                assert math.isnan(qa.value), qa.name
+            else:
+                assert qa.value == pytest.approx(qb.value, rel=rtol, abs=1e-300), qa.name
+        ra, rb = a.details["rates"], b.details["rates"]
+        assert ra.costs()["cpu_share"].to_numpy() == pytest.approx(rb.costs()["cpu_share"].to_numpy(), rel=rtol)
+
+
+@pytest.mark.parametrize("name", list(TLB_BASES))
+def test_each_tlb_lane_is_its_configuration_solved_alone(name, monkeypatch):
+    base = TlbModel(**TLB_BASES[name])
+    models = tlb_draws(base, np.random.default_rng(sorted(TLB_BASES).index(name)))
+    assert len(lanes.groups(models, nested=True)) == 1
+    lane = lanes.stack(models, nested=True)
+    assert isinstance(lane.costs.irq_us, np.ndarray) and isinstance(lane.streams[1].entries, np.ndarray)
+    calls = []
+    monkeypatch.setattr(TlbModel, "solve", lambda self, *a, **k: calls.append(self) or TlbModel.analytic(self))
+    solved = TlbModel.solve_many(models)
+    assert not calls, "the lane path was not taken"
+    monkeypatch.undo()
+    # the same IEEE operations per lane; hyp1f1, log1p and expm1 of NumPy's arrays may differ in the last bit
+    assert_same_tlb(solved, [m.solve() for m in models], rtol=1e-12)
+
+
+def test_tlb_lanes_that_branch_apart_are_solved_one_by_one():
+    # mm_cpus across consider_global_asid's threshold of 3: INVLPGB for some lanes, IPIs for the others
+    base = TlbModel(cpu_model="zen3-epyc", kernel="6.18", mm_cpus=3.0, cpus=8, demotion_rate_per_s=1e5,
+                    other_page_flush_rate_per_s=10.0)
+    models = [base.set(mm_cpus=x) for x in np.linspace(2.0, 6.0, N)]
+    with pytest.raises(lanes.Diverge):
+        TlbModel._solve_lanes(models)
+    assert_same_tlb(TlbModel.solve_many(models), [m.solve() for m in models], rtol=0)
+
+
+def test_a_band_over_rows_that_move_costs_with_their_cpu_equals_one_draw_at_a_time():
+    # a row naming another CPU moves each drawn cost by that CPU's table ratio: the batch's copies
+    # (cfg0 with the scaled draw) are the per-draw path's (the model at the draw, then configured)
+    base = TlbModel(cpus=16, policy="deferred", demotion_rate_per_s=2e5, reuse=Dist.exponential(3000.0),
+                    virtualized=True, cpu_model="xeon-8255c")
+    base = base.with_free(["demotion_rate_per_s", "irq_us", "walk_ns"])
+    rows = pd.DataFrame({"metric": ["tlb_overhead_pct", "tlb_shootdowns_per_s", "runtime_s"] * 2,
+                         "cpu_model": ["skylake-sp"] * 3 + ["zen3-epyc"] * 3})
+    plan = base.plan(rows)
+    rng = np.random.default_rng(2)
+    thetas = [{"demotion_rate_per_s": float(rng.uniform(1e5, 3e5)), "irq_us": float(rng.uniform(0.5, 3.0)),
+               "walk_ns": float(rng.uniform(20.0, 80.0))} for _ in range(N)]
+    together = plan.many(thetas)
+    alone = np.array([base.set(**t).evaluate(rows) for t in thetas])
+    assert together == pytest.approx(alone, rel=1e-12)

@@ -25,7 +25,7 @@ import operator
 
 import numpy as np
 
-from .mechanism import Mechanism, _switch_inputs
+from .mechanism import Mechanism, _new_values, _switch_inputs
 
 #: a group smaller than this is solved configuration by configuration: a lane
 #: model costs what about 2-3 solves of one SwapModel do (benchmarks/bench_speed.py)
@@ -53,6 +53,54 @@ def any_of(condition) -> bool:
     return bool(condition)
 
 
+def all_of(condition) -> bool:
+    """Whether ``condition`` holds in every lane (a scalar condition as it is)."""
+    if isinstance(condition, np.ndarray):
+        return bool(condition.all())
+    return bool(condition)
+
+
+def divide(num, den, fill):
+    """``num / den`` where ``den > 0``, else ``fill``; elementwise (without
+    warnings for the lanes filled) where either is an array."""
+    if isinstance(num, np.ndarray) or isinstance(den, np.ndarray):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(den > 0, num / den, fill)
+    return num / den if den > 0 else fill
+
+
+def where(condition, a, b):
+    """``a if condition else b``, elementwise where ``condition`` is an array
+    (both sides are then computed in every lane: a side that is invalid in
+    the lanes it is not taken in must not warn, see ``np.errstate``)."""
+    if isinstance(condition, np.ndarray):
+        return np.where(condition, a, b)
+    return a if condition else b
+
+
+class Diverge(Exception):
+    """A branch of a solve that the lanes of one lane model do not all take
+    the same way (see :func:`same`): the group is solved configuration by
+    configuration instead."""
+
+
+def same(value):
+    """``value`` where it is one for every lane: a scalar as it is, an array
+    whose lanes are all equal as its first; otherwise :class:`Diverge`. For
+    branches whose two sides are not worth computing in every lane."""
+    if not isinstance(value, np.ndarray):
+        return value
+    first = value.flat[0]
+    if not (value == first).all():
+        raise Diverge
+    return first.item()
+
+
+def real(value) -> float | np.ndarray:
+    """``float(value)``, or the array as it is."""
+    return value if isinstance(value, np.ndarray) else float(value)
+
+
 def total(values) -> float | np.ndarray:
     """The sum of ``values`` added left to right, scalars and arrays alike
     (``sum()`` of floats compensates its rounding from Python 3.12 on, which
@@ -70,11 +118,21 @@ def width(value, lanes: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(value, dtype=float), (lanes,))
 
 
-def groups(models: list[Mechanism]) -> list[list[int]]:
+def groups(models: list[Mechanism], nested: bool = False) -> list[list[int]]:
     """Indices of ``models`` that can share one lane model: the same class,
     the same value of every field but the float ones, and the same float
-    fields left empty."""
+    fields left empty. ``nested``: float leaves inside nested fields (a
+    TlbModel's ``costs.irq_us``, a stream's entries) may differ too; the
+    mechanism's solve takes arrays there (see :func:`stack`)."""
     out: dict = {}
+    if nested:
+        for i, m in enumerate(models):
+            leaves = m.leaves
+            get = leaves.getters
+            floats, others = leaves.lane_leaves
+            key = (type(m), tuple(get[n](m) for n in others), tuple(get[n](m) is None for n in floats))
+            out.setdefault(key, []).append(i)
+        return list(out.values())
     for i, m in enumerate(models):
         d = m.__dict__
         floats, others = m.leaves.lane_fields
@@ -83,24 +141,37 @@ def groups(models: list[Mechanism]) -> list[list[int]]:
     return list(out.values())
 
 
-def stack(models: list[Mechanism]) -> Mechanism:
+def stack(models: list[Mechanism], nested: bool = False) -> Mechanism:
     """The lane model of ``models`` (one of :func:`groups`): the first one,
-    with each float field that differs between them as an array. It is for
-    solving only: never validated, never returned to a user."""
+    with each float field that differs between them as an array (with
+    ``nested``, each float leaf: the nested objects on its way are copies
+    holding arrays). It is for solving only: never validated, never
+    returned to a user."""
     first = models[0]
     lane = object.__new__(type(first))
     lane.__dict__.update(first.__dict__)
     lane.__dict__.pop("_cache", None)
     lane.__dict__.pop("_configured_cache", None)
-    varying = []
-    for name in first.leaves.lane_fields[0]:
-        ref = first.__dict__[name]
-        if ref is None or all(m.__dict__[name] == ref for m in models):
+    leaves = first.leaves
+    names = leaves.lane_leaves[0] if nested else leaves.lane_fields[0]
+    varying, below = [], []
+    for name in names:
+        get = leaves.getters[name]
+        ref = get(first)
+        if ref is None:
             continue
-        arr = np.array([m.__dict__[name] for m in models], dtype=float)
+        arr = np.fromiter(map(get, models), dtype=float, count=len(models))
+        if (arr == ref).all():
+            continue
         arr.flags.writeable = False  # `x += y` on a field would change every later read of it
-        lane.__dict__[name] = arr
-        varying.append(name)
+        path = leaves[name].path
+        if len(path) == 1:
+            lane.__dict__[path[0][1]] = arr
+        else:
+            below.append((path, arr))
+        varying.append(path[0][1])
+    for (_, top), value in _new_values(first, below).items():
+        lane.__dict__[top] = value
     lane.__dict__["_lanes"] = len(models)
     if not _switch_inputs().isdisjoint(varying):  # a float switch differs: the shared switch cache is not theirs
         lane.__dict__["_switches"] = {}

@@ -42,6 +42,7 @@ import dataclasses
 import enum
 import functools
 import math
+import operator
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, NamedTuple
 
@@ -148,6 +149,26 @@ class LeafMap(dict):
         for lf in self.values():
             out.setdefault(lf.path[0][1], []).append(lf)
         return {k: tuple(v) for k, v in out.items()}
+
+    @functools.cached_property
+    def getters(self) -> dict:
+        """A getter per leaf (``operator.attrgetter`` where the path is
+        attributes only): what reading one leaf of thousands of copies costs."""
+        out = {}
+        for name, lf in self.items():
+            if all(kind == "attr" for kind, _ in lf.path):
+                out[name] = operator.attrgetter(".".join(key for _, key in lf.path))
+            else:
+                out[name] = functools.partial(_get, path=lf.path)
+        return out
+
+    @functools.cached_property
+    def lane_leaves(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(float leaves, every other leaf), at any depth: what may differ
+        between the configurations of a nested lane model
+        (``mmcost.lanes.groups(nested=True)``), and what may not."""
+        floats = tuple(n for n, lf in self.items() if lf.kind == "float")
+        return floats, tuple(n for n in self if n not in floats)
 
     @functools.cached_property
     def lane_fields(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -289,11 +310,13 @@ class _Draw:
     """One parameter set's evaluation of a mechanism's plan.
 
     A row's configuration at parameters ``p`` is the mechanism set to ``p``,
-    then configured by the row. When no changed parameter is one the row
-    moves with its tables, that equals the row's configuration at the
-    mechanism's own values (computed once per plan) with ``p`` set on top,
-    a parameter the row sets itself winning: one copy per row group and draw
-    instead of two, and no copy of the whole mechanism per draw."""
+    then configured by the row. That equals the row's configuration at the
+    mechanism's own values (computed once per plan) with ``p`` set on top: a
+    parameter the row sets itself wins, and one the row moves with its
+    table (a cost when the row names another CPU) is moved by the same
+    factor (:meth:`Mechanism._configure`). One copy per row group and draw
+    instead of two, no copy of the whole mechanism per draw, and copies a
+    batch solver can take together (:meth:`Mechanism.presolve`)."""
 
     def __init__(self, model: Mechanism, p: dict):
         self.model = model
@@ -322,9 +345,12 @@ class _Draw:
         """The row group's configuration at this draw, or None where the
         draw's base mechanism solves it (from its own cache)."""
         cfg0, set_by_row, moved = self.model._configured(key, over)
-        if not moved.isdisjoint(self.changed):
-            return None
         mine = {k: x for k, x in self.changed.items() if k not in set_by_row}
+        for k in moved.keys() & mine.keys():  # a drawn value the row moves with its table, as configure() would
+            if moved[k] is None:
+                return None
+            t_new, t_old = moved[k]
+            mine[k] = mine[k] * t_new / t_old
         return cfg0.set(**mine) if mine else cfg0
 
     def solved(self, key, over):
@@ -697,8 +723,12 @@ class Mechanism(Model):
         moving table-derived leaves with their tables."""
         return self._configure(overrides)[0]
 
-    def _configure(self, overrides: dict) -> tuple[Mechanism, frozenset, frozenset]:
-        """:meth:`configure`, and the leaves the row set and the ones it moved."""
+    def _configure(self, overrides: dict) -> tuple[Mechanism, frozenset, dict]:
+        """:meth:`configure`, the leaves the row set, and the ones it moved:
+        name -> (t_new, t_old), the leaf's table values after and before (its
+        value moved from x to x * t_new / t_old), or None for a choice that
+        followed its table. The tables depend on no float leaf, so neither do
+        the scales: at other parameter values a row moves its leaves alike."""
         over = {k: v for k, v in overrides.items() if not missing(v)}
         variant = over.pop("variant", None)
         if variant is not None and self.variants:
@@ -707,9 +737,9 @@ class Mechanism(Model):
             over = {**self.variants[variant], **over}
         over = {k: v for k, v in over.items() if k in self.leaves}
         if not over:
-            return self, frozenset(), frozenset()
+            return self, frozenset(), {}
         old_t = self.table_values()
-        moved = {}
+        moved, scales = {}, {}
         new = self.set(**over)
         if old_t:
             new_t = new.table_values()
@@ -719,14 +749,14 @@ class Mechanism(Model):
                     continue
                 if not isinstance(t_old, (int, float)) or isinstance(t_old, bool):
                     if new.get(k) == t_old:  # a choice (arch) that followed its table follows it on
-                        moved[k] = t_new
+                        moved[k], scales[k] = t_new, None
                     continue
                 if t_old <= 0 or new.get(k) is None:
                     continue
-                moved[k] = new.get(k) * t_new / t_old
+                moved[k], scales[k] = new.get(k) * t_new / t_old, (t_new, t_old)
             if moved:
                 new = new.set(**moved)
-        return new, frozenset(over), frozenset(moved)
+        return new, frozenset(over), scales
 
     def _solved(self, key, overrides):
         cache = self.__dict__.get("_cache")

@@ -48,6 +48,7 @@ Units: rates per second, costs in microseconds (``*_us``) or nanoseconds
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -57,7 +58,7 @@ import pandas as pd
 
 from typing import ClassVar
 
-from . import _core, cpu_models
+from . import _core, cpu_models, lanes
 from . import _validate as v
 from .locks import Dist
 from .mechanism import Mechanism, Quantity, Result, knob
@@ -101,8 +102,18 @@ def refill_misses(entries: float, working_set_pages: float) -> float:
     = W when the working set fits (every page missed once), about C^2 / 2W
     when W >> C. Non-integer sizes use the same sum with digamma functions.
     """
-    c = v.scalar("entries", entries)
-    w = v.scalar("working_set_pages", working_set_pages)
+    return _refill_misses(v.scalar("entries", entries), v.scalar("working_set_pages", working_set_pages))
+
+
+def _refill_misses(c, w):
+    """:func:`refill_misses` of checked sizes, per lane where they are arrays."""
+    if isinstance(c, np.ndarray) or isinstance(w, np.ndarray):
+        from scipy.special import digamma
+
+        m = np.minimum(c, w)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            partial = m - (w - c) * (digamma(w + 1) - digamma(w - m + 1))
+        return np.where(m == 0, 0.0, np.where(w <= c, w, partial))
     m = min(c, w)
     if m == 0:
         return 0.0
@@ -151,7 +162,7 @@ class TlbStream:
 
     @property
     def refill(self) -> float:
-        return refill_misses(self.entries, self.working_set_pages)
+        return _refill_misses(self.entries, self.working_set_pages)  # (checked with the model)
 
     @property
     def pwc_refill(self) -> float:
@@ -161,10 +172,11 @@ class TlbStream:
         The working set's PDE and PDPTE entries, up to what the caches hold,
         plus the PML4E, are each read once more."""
         span = self.working_set_pages * self.page_kb / 4  # in 4K pages
+        ceil = np.ceil if isinstance(span, np.ndarray) else math.ceil
+        pdpte = lanes.minimum(cpu_models.PDPTE_CACHE_ENTRIES, ceil(span / 2**18))
         if self.page_kb >= 2048:
-            return min(cpu_models.PDPTE_CACHE_ENTRIES, math.ceil(span / 2**18)) + 1.0
-        return (min(cpu_models.PDE_CACHE_ENTRIES, math.ceil(span / 512))
-                + min(cpu_models.PDPTE_CACHE_ENTRIES, math.ceil(span / 2**18)) + 1.0)
+            return pdpte + 1.0
+        return lanes.minimum(cpu_models.PDE_CACHE_ENTRIES, ceil(span / 512)) + pdpte + 1.0
 
 
 @dataclass(frozen=True)
@@ -239,13 +251,16 @@ def flush_targets(cpus: float, mm_cpus: float, mms: float, folios: float, sender
     mms = max(1.0, float(mms))
     hit = 1.0 - (1.0 - 1.0 / mms) ** folios  # a given mm owns at least one folio of the flush
     if sender_in_mm:
-        return min(cpus - 1.0, (mm_cpus - 1.0) * hit + (mms - 1.0) * mm_cpus * hit)
-    return min(cpus - 1.0, mms * mm_cpus * hit)
+        return lanes.minimum(cpus - 1.0, (mm_cpus - 1.0) * hit + (mms - 1.0) * mm_cpus * hit)
+    return lanes.minimum(cpus - 1.0, mms * mm_cpus * hit)
 
 
 def mean_fill(batch: int, share: float) -> float:
     """Mean folios of a non-empty call that takes each of ``batch`` isolated
     folios with probability ``share``: E[Binomial(batch, share) | > 0]."""
+    if isinstance(share, np.ndarray):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(share >= 1.0, float(batch), batch * share / -np.expm1(batch * np.log1p(-share)))
     if share >= 1.0:
         return float(batch)
     return batch * share / -math.expm1(batch * math.log1p(-share))
@@ -512,10 +527,11 @@ class TlbModel(Mechanism):
         if self.working_set_mb is None or self.reference_fast_mem_mb is None:
             return 1.0
         ref = slow_share(self.reference_fast_mem_mb, self.working_set_mb)
-        if ref <= 0:
+        if lanes.any_of(ref <= 0):
             raise ValueError("reference_fast_mem_mb: the working set fits the reference fast memory; "
                              "no migration to scale from")
-        return slow_share(self.fast_mem_mb or self.reference_fast_mem_mb, self.working_set_mb) / ref
+        fast = self.fast_mem_mb if self.fast_mem_mb is not None else self.reference_fast_mem_mb
+        return slow_share(fast, self.working_set_mb) / ref
 
     @property
     def _cpu(self) -> cpu_models.CpuModel:
@@ -539,12 +555,12 @@ class TlbModel(Mechanism):
 
     @property
     def mm_cpus_eff(self) -> float:
-        return float(self.mm_cpus) if self.mm_cpus is not None else float(self.cpus)
+        return lanes.real(self.mm_cpus) if self.mm_cpus is not None else float(self.cpus)
 
     @property
     def busy_cpus(self) -> float:
         """CPUs running the mms (where the workload's time is lost)."""
-        return float(min(self.cpus, self.mms * self.mm_cpus_eff))
+        return lanes.real(lanes.minimum(self.cpus, self.mms * self.mm_cpus_eff))
 
     @property
     def migration_fill(self) -> float:
@@ -607,10 +623,10 @@ class TlbModel(Mechanism):
           full flushes; INVLPGB/arm64 one broadcast ASID flush.
 
         The sender's own CPU flushes locally when it is in the cpumask."""
-        n, k, mms = float(self.cpus), float(self.mm_cpus_eff), float(self.mms)
+        n, k, mms = float(self.cpus), self.mm_cpus_eff, float(self.mms)
         x86 = self.arch is Arch.X86
         bc = self.broadcast_on
-        global_asid = bc and k > 3  # consider_global_asid: active on more than 3 CPUs
+        global_asid = bc and lanes.same(k > 3)  # consider_global_asid: active on more than 3 CPUs
         pti, user_full = self.pti_on, self.pti_on and not self.invpcid
         r = dict.fromkeys(_RATES, 0.0)
 
@@ -619,12 +635,12 @@ class TlbModel(Mechanism):
             or it took a CPU of the mms (kswapd on a full machine; that CPU is lazy)."""
             if in_mm:
                 return 1.0 if own else 1.0 - (1.0 - 1.0 / mms) ** folios
-            return 1.0 if mms * k >= n else 0.0
+            return lanes.where(mms * k >= n, 1.0, 0.0)
 
         def ipi_round(rate, t, loc, full, entries=1.0, counted=True):
             # `counted`: the local flush runs in flush_tlb_func (vmstat NR_TLB_LOCAL_*); a kswapd sender's
             # lazy CPU is skipped (should_flush_tlb) and flushes at its next switch_mm instead
-            r["rounds"] += rate * min(1.0, t)
+            r["rounds"] += rate * lanes.minimum(1.0, t)
             r["ipis"] += rate * t / n
             r["shootdowns"] += rate * t / n
             flushed = (t + loc) / n
@@ -667,7 +683,7 @@ class TlbModel(Mechanism):
 
         def mm_flush(rate):  # a thread of the mm flushes all of it (task_numa_work)
             if not x86 or global_asid:
-                broadcast(rate, 1.0, min(n, k))
+                broadcast(rate, 1.0, lanes.minimum(n, k))
             else:
                 ipi_round(rate, k - 1.0, 1.0, True)
 
@@ -699,27 +715,30 @@ class TlbModel(Mechanism):
             shared = lam_w + lam_p + (lam_r if self.mms == 1 else 0.0)
             # (x86 batch flushes are full flushes, INVLPGB's of every CPU; arm64's are per-entry TLBIs)
             kappa = self.natural_flush_rate_per_s + self.other_round_rate_per_s + (shared if x86 else 0.0)
-            rate = deferred_flush_rate(lam_d, kappa, self.reuse, max(1, round(fill)))
+            # (a call's deadline is the first reuse of its folios; round() and np.round both round half to even)
+            b_call = np.maximum(1.0, np.round(fill)) if isinstance(fill, np.ndarray) else max(1, round(fill))
+            rate = _deferred_flush_rate(lam_d, kappa, self.reuse, b_call)
             busy = self.busy_cpus
             r["deferred_calls"] = lam_d
             if x86 and not bc:
                 # one round per deadline while the mm's CPUs stay in step; with natural flushes each CPU
                 # joins a round independently (its own flush rate over the in-step rate)
-                if self.natural_flush_rate_per_s == 0:
-                    rounds, remote_rounds = rate, (rate if busy > 1 else 0.0)
-                else:
-                    kappa0 = kappa - self.natural_flush_rate_per_s
-                    r0 = deferred_flush_rate(lam_d, kappa0, self.reuse, max(1, round(fill)))
-                    q = min(1.0, rate / r0) if r0 > 0 else 0.0
+                natural = self.natural_flush_rate_per_s
+                in_step = natural == 0
+                rounds, remote_rounds = rate, lanes.where(busy > 1, rate, 0.0)
+                if not lanes.all_of(in_step):
+                    kappa0 = kappa - natural
+                    r0 = _deferred_flush_rate(lam_d, kappa0, self.reuse, b_call)
+                    q = lanes.minimum(1.0, lanes.divide(rate, r0, 0.0))
                     none = (1.0 - q) ** busy
-                    rounds = r0 * (1.0 - none)
                     # no IPI when the reusing task's CPU is the only one pending
                     alone = q * (1.0 - q) ** (busy - 1.0)
-                    remote_rounds = r0 * (1.0 - none - alone)
+                    rounds = lanes.where(in_step, rounds, r0 * (1.0 - none))
+                    remote_rounds = lanes.where(in_step, remote_rounds, r0 * (1.0 - none - alone))
                 r["reuse_rounds"] = rounds
                 r["flushes"] += rounds
                 # the reusing task's CPU is pending with the chance any mm CPU is: it flushes locally
-                remote = max(0.0, rate * (busy - 1.0))
+                remote = lanes.maximum(0.0, rate * (busy - 1.0))
                 r["rounds"] += remote_rounds
                 r["shootdowns"] += remote / n
                 r["ipis"] += remote / n
@@ -751,7 +770,52 @@ class TlbModel(Mechanism):
         if solver not in ("analytic", "simulated"):
             raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
         res = self.analytic() if solver == "analytic" else self.simulate(**simulate_kwargs)
-        run = res.run(self.work_s)
+        return self._result(res, res.run(self.work_s))
+
+    @classmethod
+    def solve_many(cls, models) -> list[Result]:
+        """``[m.solve() for m in models]``, faster: configurations that differ
+        only in float leaves, nested ones included (a band's draws of the costs
+        and streams), are solved as one lane model (:mod:`mmcost.lanes`), the
+        rates and costs computed once with an array per varying leaf. A group
+        whose lanes take a branch different ways (``mm_cpus`` across the
+        global-ASID threshold, say) is solved configuration by configuration."""
+        out: list = [None] * len(models)
+        for idx in lanes.groups(models, nested=True):
+            group = [models[i] for i in idx]
+            solved = None
+            if len(idx) >= lanes.MIN_LANES:
+                try:
+                    solved = cls._solve_lanes(group)
+                except lanes.Diverge:
+                    pass
+            for i, res in zip(idx, solved or [m.solve() for m in group]):
+                out[i] = res
+        return out
+
+    @classmethod
+    def _solve_lanes(cls, models) -> list[Result]:
+        lane, n = lanes.stack(models, nested=True), len(models)
+        res = lane.analytic()
+        run = res.run(lane.work_s)
+        shares, prim = res._shares(), res._primitives()
+
+        def per_lane(d: dict) -> list[dict]:  # {name: lanes} -> one dict per lane, each array read once
+            cols = {k: x.tolist() if isinstance(x, np.ndarray) else [x] * n for k, x in d.items()}
+            return [dict(zip(cols, row)) for row in zip(*cols.values())] if cols else [{} for _ in range(n)]
+
+        rates = per_lane({k: b[0] for k, b in res.bounds.items()})  # (the analytic bounds are the value thrice)
+        out = []
+        for m, r, sh, pr, ru in zip(models, rates, per_lane(shares), per_lane(prim), per_lane(run)):
+            one = TlbResult(m, {k: (x, x, x) for k, x in r.items()}, res.solver)
+            # what the lane model computed for this lane: not computed again
+            object.__setattr__(one, "_shares_cache", sh)
+            object.__setattr__(one, "_primitives_cache", pr)
+            out.append(m._result(one, ru))
+        return out
+
+    def _result(self, res: TlbResult, run: dict) -> Result:
+        """The :class:`Result` of rates ``res`` and a run's counters ``run``."""
         units = {"runtime_s": "s", "tlb_shootdowns": "count per CPU", "folios_per_flush": "folios",
                  "migrated_pages_per_s": "pages/s", "migration_time_s": "s", "migrator_busy_pct": "%",
                  "tlb_shootdowns_per_folio": "1/folio", "ipi_receive_us_per_folio": "us",
@@ -763,7 +827,7 @@ class TlbModel(Mechanism):
         title = f"{self.arch.value}, {self.policy.value} flushing, {self.cpus} CPUs" + (", KVM guest" if self.virtualized else "")
         if res.saturated:
             title += f" (saturated: TLB maintenance takes {res.overhead:.0%} of every CPU)"
-        return Result(tuple(qs), res.solver, 0.99 if solver == "simulated" else 1.0, bool(self.fitted_on), title,
+        return Result(tuple(qs), res.solver, 0.99 if res.solver == "simulated" else 1.0, bool(self.fitted_on), title,
                       details={"rates": res, "saturated": res.saturated})
 
     def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
@@ -854,7 +918,7 @@ FAST_NODE_USABLE = 0.9
 
 def slow_share(fast_mem_mb: float, working_set_mb: float) -> float:
     """Share of a uniformly accessed working set that lives in the slow tier."""
-    return max(0.0, 1.0 - FAST_NODE_USABLE * fast_mem_mb / working_set_mb)
+    return lanes.maximum(0.0, 1.0 - FAST_NODE_USABLE * fast_mem_mb / working_set_mb)
 
 
 def deferred_flush_rate(lam_d: float, kappa: float, reuse: Dist, batch_folios: int) -> float:
@@ -863,11 +927,28 @@ def deferred_flush_rate(lam_d: float, kappa: float, reuse: Dist, batch_folios: i
     ``lam_d``: deferred calls per second; ``kappa``: full flushes per second
     that clear the CPU anyway; ``reuse``: reuse time of one folio (µs); the
     call's deadline is the first reuse of its ``batch_folios`` folios."""
-    lam_d = v.scalar("lam_d", lam_d)
-    kappa = v.scalar("kappa", kappa)
+    return _deferred_flush_rate(v.scalar("lam_d", lam_d), v.scalar("kappa", kappa), reuse, int(batch_folios))
+
+
+def _deferred_flush_rate(lam_d, kappa, reuse: Dist, b):
+    """:func:`deferred_flush_rate` of checked inputs; per lane where ``lam_d``,
+    ``kappa``, the reuse's mean or the folios per call ``b`` are arrays (the
+    exponential reuse's closed form takes them whole; the other reuse laws
+    are solved lane by lane)."""
+    varying = {f: x for f, x in vars(reuse).items() if isinstance(x, np.ndarray)}
+    if any(isinstance(x, np.ndarray) for x in (lam_d, kappa, b)) or varying:
+        if reuse.kind != "exponential":
+            n = len(next(x for x in (lam_d, kappa, b, *varying.values()) if isinstance(x, np.ndarray)))
+            return np.array([_deferred_flush_rate(lanes.take(lam_d, i), lanes.take(kappa, i),
+                                                  replace(reuse, **{f: x[i].item() for f, x in varying.items()}),
+                                                  int(lanes.take(b, i)))
+                             for i in range(n)])
+        active = lam_d > 0
+        lam_safe = np.where(active, lam_d, 1.0)  # (the lanes without deferred calls are 0 below)
+        integral = _pending_integral_smooth(reuse, lam_safe, kappa, b)
+        return np.where(active, (1.0 - kappa * integral) / (1.0 / lam_safe + integral), 0.0)
     if lam_d == 0:
         return 0.0
-    b = int(batch_folios)
     if reuse.kind in ("deterministic", "empirical"):
         samples = np.array([reuse.mean_us] if reuse.kind == "deterministic" else reuse.samples_us, float) / US_PER_S
         integral = _pending_integral_steps(np.sort(samples), lam_d, kappa, b)
@@ -912,11 +993,13 @@ def _pending_integral_smooth(reuse: Dist, lam_d: float, kappa: float, b: int) ->
 
         beta = b / mean
         s = (beta + lam_d + kappa) / beta
-        m = float(hyp1f1(1.0, s + 1.0, lam_d / beta))  # within 1e-12 of mpmath up to lambda_d / beta = 1e9
-        if not math.isfinite(m):
-            raise ValueError(f"reuse: deferred calls per reuse time ({lam_d:.3g}/s x {mean:.3g} s / {b} folios) "
+        m = hyp1f1(1.0, s + 1.0, lam_d / beta)  # within 1e-12 of mpmath up to lambda_d / beta = 1e9
+        if not np.isfinite(m).all():
+            i = int(np.flatnonzero(~np.isfinite(np.atleast_1d(m)))[0])
+            at = [float(np.broadcast_to(x, np.shape(m))[i] if np.ndim(m) else x) for x in (lam_d, mean)]
+            raise ValueError(f"reuse: deferred calls per reuse time ({at[0]:.3g}/s x {at[1]:.3g} s / {b} folios) "
                              "is beyond what the pending-period integral is computed for (1e9)")
-        return m / (s * beta)
+        return m / (s * beta) if np.ndim(m) else float(m) / (s * beta)
     from scipy import integrate, stats  # here: importing them costs more than mmcost.tlb itself
 
     s2 = math.log1p(reuse.cv**2)
@@ -1012,8 +1095,8 @@ class TlbResult:
             return cached
         m, c, p = self.model, self.model.costs, self._primitives()
         n = float(m.cpus)
-        refill = sum(s.refill for s in m.streams)
-        pwc = sum(s.pwc_refill for s in m.streams)
+        refill = lanes.total([0.0, *(s.refill for s in m.streams)])
+        pwc = lanes.total([0.0, *(s.pwc_refill for s in m.streams)])
         exits = self.rate("rounds") / n if p["pv_ipi"] else self.rate("ipis")
         us = {
             "ipi_receive": self.rate("shootdowns") * (c.irq_us + p["exit_recv"]),
@@ -1042,19 +1125,18 @@ class TlbResult:
         data = [s for s in self.model.streams if not s.name.startswith("itlb")]
         if not data:
             return 0.0
-        weights = {id(s): min(s.working_set_pages, s.entries) for s in data}
-        total = sum(weights.values())
-        if total == 0:
-            return 0.0
-        fill = min(1.0, total / max(s.entries for s in data))  # how full the shared STLB is
+        weights = {id(s): lanes.minimum(s.working_set_pages, s.entries) for s in data}
+        total = lanes.total(list(weights.values()))
+        largest = functools.reduce(lanes.maximum, (s.entries for s in data))
+        fill = lanes.minimum(1.0, lanes.divide(total, largest, 0.0))  # how full the shared STLB is
         if stream is None:
             return fill
-        return fill * weights.get(id(stream), 0.0) / total
+        return fill * lanes.divide(weights.get(id(stream), 0.0), total, 0.0)
 
     @property
     def overhead(self) -> float:
         """Fraction of each of the mms' CPUs lost to TLB maintenance."""
-        return float(sum(self._shares().values()))
+        return lanes.real(lanes.total(list(self._shares().values())))
 
     @property
     def saturated(self) -> bool:
@@ -1064,8 +1146,13 @@ class TlbResult:
     def runtime_s(self, work_s: float) -> float:
         """Wall time of a job needing ``work_s`` seconds on each CPU:
         work / (1 - overhead); ``inf`` when saturated (see :attr:`saturated`)."""
-        work_s = v.scalar("work_s", work_s, positive=True)
+        return self._runtime_s(v.scalar("work_s", work_s, positive=True))
+
+    def _runtime_s(self, work_s):
         u = self.overhead
+        if isinstance(u, np.ndarray) or isinstance(work_s, np.ndarray):
+            with np.errstate(divide="ignore"):
+                return np.where(u >= 1, math.inf, work_s / np.maximum(1.0 - u, 0.0))
         return math.inf if u >= 1 else work_s / (1.0 - u)
 
     def flush_sender_us(self, kind: str, folios: float = 1.0, remote_only: bool = False) -> float:
@@ -1075,11 +1162,11 @@ class TlbResult:
         flush overlapped with the remote handlers, or the broadcast and its
         completion wait."""
         m, c, p = self.model, self.model.costs, self._primitives()
-        n, k = float(m.cpus), float(m.mm_cpus_eff)
+        n, k = float(m.cpus), m.mm_cpus_eff
         if m.arch is Arch.ARM64:
             ops = folios * (1.0 if m.tlbi_range else m.entries_per_folio) if kind == "batch" else 1.0
             return ops * c.tlbi_us + c.dsb_us
-        if m.broadcast_on and (kind == "batch" or k > 3):
+        if m.broadcast_on and (kind == "batch" or lanes.same(k > 3)):
             return c.invlpgb_us + c.tlbsync_us
         in_mm = bool(m.sender_in_mm)
         t = flush_targets(n, k, float(m.mms), folios if kind == "batch" else 1.0, in_mm)
@@ -1088,8 +1175,8 @@ class TlbResult:
         remote = c.irq_us + p["exit_recv"] + own
         send = t * c.ipi_send_us
         if m.virtualized:
-            send += (min(1.0, t) if p["pv_ipi"] else t) * c.vm_exit_us
-        total = send + max(loc * own, min(1.0, t) * remote)
+            send += (lanes.minimum(1.0, t) if p["pv_ipi"] else t) * c.vm_exit_us
+        total = send + lanes.maximum(loc * own, lanes.minimum(1.0, t) * remote)
         return total - loc * own if remote_only else total
 
     def reclaim_flush_us_per_folio(self, remote_only: bool = False) -> float:
@@ -1118,10 +1205,10 @@ class TlbResult:
         wait for them), weighted by each stream's folios."""
         m = self.model
         lam_m, lam_r = m.call_rate_per_s * m.migration_fill, m.reclaim_call_rate_per_s * m.batch_folios
-        if lam_m + lam_r == 0:
+        if not lanes.any_of(lam_m + lam_r > 0):
             return 0.0
-        return (lam_m * self.migration_flush_us_per_folio(remote_only)
-                + lam_r * self.reclaim_flush_us_per_folio(remote_only)) / (lam_m + lam_r)
+        return lanes.divide(lam_m * self.migration_flush_us_per_folio(remote_only)
+                            + lam_r * self.reclaim_flush_us_per_folio(remote_only), lam_m + lam_r, 0.0)
 
     def reclaimer_us_per_page(self) -> float:
         """The reclaiming task's time per 4K page: per folio its bookkeeping
@@ -1150,7 +1237,7 @@ class TlbResult:
         built with CONFIG_DEBUG_TLBFLUSH), the mean folios per flush, and the
         migrator's throughput and load."""
         m = self.model
-        t = self.runtime_s(work_s)
+        t = self._runtime_s(work_s if lanes.count(m) else v.scalar("work_s", work_s, positive=True))
         cpu_s = m.cpus * t
         out = {"runtime_s": t, "tlb_shootdowns": self.rate("shootdowns") * t}
         for c in m.counters:
@@ -1166,18 +1253,17 @@ class TlbResult:
         out["nr_tlb_local_flush_all"] = self.rate("local_full_flushes") * t
         out["nr_tlb_local_flush_one"] = self.rate("local_one_flushes") * t
         flushes, folios = self.rate("flushes"), self.rate("folios")
-        out["folios_per_flush"] = folios / flushes if flushes > 0 else math.nan
+        out["folios_per_flush"] = lanes.divide(folios, flushes, math.nan)
         received = self.rate("shootdowns") * m.cpus
         p = self._primitives()
-        out["tlb_shootdowns_per_folio"] = received / folios if folios > 0 else math.nan
-        out["ipi_receive_us_per_folio"] = (received * (m.costs.irq_us + p["exit_recv"]) / folios if folios > 0
-                                           else math.nan)
+        out["tlb_shootdowns_per_folio"] = lanes.divide(received, folios, math.nan)
+        out["ipi_receive_us_per_folio"] = lanes.divide(received * (m.costs.irq_us + p["exit_recv"]), folios, math.nan)
         out["flush_ipi_sender_us_per_folio"] = self.flush_sender_us_per_folio(remote_only=True)
         out["reclaim_us_per_page"] = self.reclaimer_us_per_page()
         per_folio = self.migrator_us_per_folio()
         pages = m.folio_pages or m.entries_per_folio
         out["migrated_pages_per_s"] = pages / per_folio * US_PER_S
-        out["migration_time_s"] = (m.migration_pages / out["migrated_pages_per_s"] if m.migration_pages
+        out["migration_time_s"] = (m.migration_pages / out["migrated_pages_per_s"] if m.migration_pages is not None
                                    else math.nan)
         out["migrator_busy_pct"] = 100.0 * m.demotion_rate_per_s * m.tiering_scale * per_folio / US_PER_S
         return out
