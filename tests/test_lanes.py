@@ -172,6 +172,7 @@ def test_find_root_names_the_lanes_it_could_not_solve():
 # --- TlbModel: float leaves at any depth (costs, streams, counters) vary between lanes --------------------
 
 from mmcost.locks import Dist  # noqa: E402
+from mmcost.mechanism import Mechanism  # noqa: E402
 from mmcost.tlb import TlbModel  # noqa: E402
 
 #: TLB configurations whose branches a lane model must reproduce
@@ -264,3 +265,39 @@ def test_a_band_over_rows_that_move_costs_with_their_cpu_equals_one_draw_at_a_ti
     together = plan.many(thetas)
     alone = np.array([base.set(**t).evaluate(rows) for t in thetas])
     assert together == pytest.approx(alone, rel=1e-12)
+
+
+def test_a_band_solves_each_row_s_draws_as_one_lane_model_without_copies(monkeypatch):
+    base = TlbModel(**TLB_BASES["migrc, exponential reuse, KVM guest with PV IPIs"])
+    rows = pd.DataFrame({"metric": ["tlb_overhead_pct", "runtime_s", "tlb_shootdowns_per_s"],
+                         "cpus": [8, 16, 32]})
+    plan = base.plan(rows)
+    thetas = [{name: float(np.clip(p.value * f, p.lower, p.upper)) for name, p in base.params.items()}
+              for f in np.linspace(0.6, 1.4, N)]
+    alone = np.array([base.set(**t).evaluate(rows) for t in thetas])
+    copies = []
+    monkeypatch.setattr(TlbModel, "_copy", lambda self, *a: copies.append(1) or Mechanism._copy(self, *a))
+    together = plan.many(thetas)
+    assert len(copies) == len(rows), "a draw was copied"  # each row configured once, at the model's values
+    assert together == pytest.approx(alone, rel=1e-12)
+
+
+def test_a_draw_the_lane_check_rejects_raises_as_its_copy_would():
+    base = TlbModel(cpus=16, mm_cpus=4.0, demotion_rate_per_s=1e5)
+    rows = pd.DataFrame({"metric": ["tlb_overhead_pct"]})
+    thetas = [{"mm_cpus": float(x)} for x in np.linspace(2.0, 20.0, N)]  # the last ones exceed cpus
+    with pytest.raises(ValueError, match=r"mm_cpus must be in \[1, cpus = 16\], got 17\.4"):
+        base.plan(rows).many(thetas)
+
+
+def test_scalar_takes_lanes_only_while_a_lane_model_is_checked():
+    from mmcost import _validate as v
+
+    with pytest.raises(TypeError, match="x must be a real number"):
+        v.scalar("x", np.array([1.0, 2.0]))
+    with v.checking_lanes():
+        assert list(v.scalar("x", np.array([1.0, 2.0]))) == [1.0, 2.0]
+        with pytest.raises(ValueError, match=r"x must be finite and >= 0, got -1.0 \(lane 1\)"):
+            v.scalar("x", np.array([1.0, -1.0]))
+    with pytest.raises(TypeError):
+        v.scalar("x", np.array([1.0, 2.0]))

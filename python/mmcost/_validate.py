@@ -8,10 +8,27 @@ outside the domain.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
 
 import numpy as np
+
+#: set while a lane model (mmcost.lanes) is checked: scalar() then takes an
+#: array of lanes and checks each; anywhere else an array is a TypeError
+_LANES = contextvars.ContextVar("mmcost_checking_lanes", default=False)
+
+
+@contextlib.contextmanager
+def checking_lanes():
+    """Within: :func:`scalar` checks each lane of an array (a lane model's
+    ``check()``), naming the first lane that fails."""
+    token = _LANES.set(True)
+    try:
+        yield
+    finally:
+        _LANES.reset(token)
 
 
 def float_array(name: str, value, *, positive: bool = False, allow_empty: bool = False) -> np.ndarray:
@@ -40,6 +57,13 @@ def scalar(name: str, value, *, positive: bool = False) -> float:
     """A finite real number >= 0 (or > 0 with ``positive``)."""
     t = type(value)
     if t is not float and t is not int:  # the common cases skip the abstract-class checks
+        if t is np.ndarray and _LANES.get():
+            bad = ~np.isfinite(value) | ((value <= 0) if positive else (value < 0))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}, got {value[i]} "
+                                 f"(lane {i})")
+            return value
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
             raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     v = float(value)

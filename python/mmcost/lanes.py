@@ -148,33 +148,44 @@ def stack(models: list[Mechanism], nested: bool = False) -> Mechanism:
     holding arrays). It is for solving only: never validated, never
     returned to a user."""
     first = models[0]
-    lane = object.__new__(type(first))
-    lane.__dict__.update(first.__dict__)
-    lane.__dict__.pop("_cache", None)
-    lane.__dict__.pop("_configured_cache", None)
     leaves = first.leaves
-    names = leaves.lane_leaves[0] if nested else leaves.lane_fields[0]
-    varying, below = [], []
-    for name in names:
+    columns = {}
+    for name in leaves.lane_leaves[0] if nested else leaves.lane_fields[0]:
         get = leaves.getters[name]
         ref = get(first)
         if ref is None:
             continue
         arr = np.fromiter(map(get, models), dtype=float, count=len(models))
-        if (arr == ref).all():
-            continue
+        if not (arr == ref).all():
+            columns[name] = arr
+    return from_columns(first, columns, len(models))
+
+
+def from_columns(base: Mechanism, columns: dict, n: int) -> Mechanism:
+    """``base`` as a lane model of ``n`` lanes: each leaf named in ``columns``
+    (flat name -> array of ``n`` values) holds its array, every other field
+    is ``base``'s. Nested objects on the way to a leaf are copies holding the
+    arrays. For solving (and checking, see ``_validate.checking_lanes``) only."""
+    lane = object.__new__(type(base))
+    lane.__dict__.update(base.__dict__)
+    for k in ("_cache", "_configured_cache", "_leaves"):
+        lane.__dict__.pop(k, None)
+    leaves = base.leaves
+    lane.__dict__["_leaves"] = leaves
+    below = []
+    for name, arr in columns.items():
+        arr = np.asarray(arr, dtype=float)
         arr.flags.writeable = False  # `x += y` on a field would change every later read of it
         path = leaves[name].path
         if len(path) == 1:
             lane.__dict__[path[0][1]] = arr
         else:
             below.append((path, arr))
-        varying.append(path[0][1])
-    for (_, top), value in _new_values(first, below).items():
+    for (_, top), value in _new_values(base, below).items():
         lane.__dict__[top] = value
-    lane.__dict__["_lanes"] = len(models)
-    if not _switch_inputs().isdisjoint(varying):  # a float switch differs: the shared switch cache is not theirs
-        lane.__dict__["_switches"] = {}
+    lane.__dict__["_lanes"] = n
+    if not _switch_inputs().isdisjoint(leaves[name].path[0][1] for name in columns):
+        lane.__dict__["_switches"] = {}  # a float switch differs: the shared switch cache is not theirs
     return lane
 
 

@@ -344,6 +344,15 @@ class _Draw:
     def _config(self, key, over):
         """The row group's configuration at this draw, or None where the
         draw's base mechanism solves it (from its own cache)."""
+        split = self._split(key, over)
+        if split is None:
+            return None
+        cfg0, mine = split
+        return cfg0.set(**mine) if mine else cfg0
+
+    def _split(self, key, over):
+        """(the row group's configuration at the mechanism's own values, the
+        leaves this draw sets on it), or None (see :meth:`_config`)."""
         cfg0, set_by_row, moved = self.model._configured(key, over)
         mine = {k: x for k, x in self.changed.items() if k not in set_by_row}
         for k in moved.keys() & mine.keys():  # a drawn value the row moves with its table, as configure() would
@@ -351,7 +360,7 @@ class _Draw:
                 return None
             t_new, t_old = moved[k]
             mine[k] = mine[k] * t_new / t_old
-        return cfg0.set(**mine) if mine else cfg0
+        return cfg0, mine
 
     def solved(self, key, over):
         full, extra = self._full(key, over)
@@ -369,15 +378,17 @@ class _Draw:
         return hit
 
     def pending(self, key, over, asked: set):
-        """(cache key, configuration) of a solve this draw still needs and a
-        batch may do (:meth:`Mechanism.presolve`), or None; ``asked`` holds
-        the cache keys already asked for (rows of other metrics share them)."""
+        """(cache key, the row group's configuration at the mechanism's own
+        values, the leaves this draw sets on it) of a solve this draw still
+        needs and a batch may do (:meth:`Mechanism.presolve`), or None;
+        ``asked`` holds the cache keys already asked for (rows of other
+        metrics share them)."""
         full, extra = self._full(key, over)
         if full in asked or full in self._solved or extra or not self.changed:
             return None
         asked.add(full)
-        cfg = self._config(key, over)
-        return None if cfg is None else (full, cfg)
+        split = self._split(key, over)
+        return None if split is None else (full, *split)
 
 
 @dataclass(frozen=True)
@@ -796,20 +807,37 @@ class Mechanism(Model):
         """Solve what a plan's parts need at every draw (``contexts``) in
         batches, one per configuration class (:meth:`solve_many`), and leave
         the answers where :meth:`predict_prepared` looks for them."""
-        items, asked = [], [set() for _ in contexts]
+        by_row: dict = {}  # id(cfg0) -> (cfg0, [(context, cache key, the draw's leaves)])
+        asked = [set() for _ in contexts]
         for _, _, now, ref in parts:
             for prepared in (now, ref):
                 for key, over, _, _ in prepared[1] if prepared is not None else ():
                     for ctx, seen in zip(contexts, asked):
                         todo = ctx.pending(key, over, seen)
                         if todo is not None:
-                            items.append((ctx, *todo))
+                            full, cfg0, mine = todo
+                            by_row.setdefault(id(cfg0), (cfg0, []))[1].append((ctx, full, mine))
         by_class: dict = {}
-        for item in items:
-            by_class.setdefault(type(item[2]), []).append(item)
+        for cfg0, items in by_row.values():
+            results = type(cfg0).solve_draws(cfg0, [mine for _, _, mine in items])
+            if results is not None:
+                for (ctx, full, _), res in zip(items, results):
+                    ctx._solved[full] = (cfg0, res)
+                continue
+            by_class.setdefault(type(cfg0), []).extend(
+                (ctx, full, cfg0.set(**mine) if mine else cfg0) for ctx, full, mine in items)
         for cls, group in by_class.items():
             for (ctx, full, cfg), res in zip(group, cls.solve_many([cfg for _, _, cfg in group])):
                 ctx._solved[full] = (cfg, res)
+
+    @classmethod
+    def solve_draws(cls, base, draws: list[dict]) -> list | None:
+        """``[base.set(**d).solve() for d in draws]`` without the copies, or
+        None where this class cannot (then the copies are made and solved by
+        :meth:`solve_many`). A mechanism that solves lane models from columns
+        of leaf values (TlbModel) overrides this; its results stand with
+        ``base`` for :meth:`metric_value`, which must not read a drawn leaf."""
+        return None
 
     @classmethod
     def solve_many(cls, configurations) -> list:

@@ -228,7 +228,7 @@ class TlbCosts:
         for f in ("irq_us", "ipi_send_us", "full_flush_us", "invlpg_us", "walk_ns", "tlbi_us", "dsb_us",
                   "invlpgb_us", "tlbsync_us", "vm_exit_us"):
             v.scalar(f"costs.{f}", getattr(self, f))
-        if v.scalar("costs.nested_walk_factor", self.nested_walk_factor) < 1:
+        if lanes.any_of(v.scalar("costs.nested_walk_factor", self.nested_walk_factor) < 1):
             raise ValueError(f"costs.nested_walk_factor must be >= 1 (a guest is never cheaper), "
                              f"got {self.nested_walk_factor}")
         if not isinstance(self.posted_interrupts, (bool, np.bool_)):
@@ -467,20 +467,21 @@ class TlbModel(Mechanism):
             raise TypeError(f"skip_inaccessible must be a bool, got {type(self.skip_inaccessible).__name__}")
         for name in ("promotion_rate_per_s", "demotion_rate_per_s", "reclaim_unmap_rate_per_s"):
             v.scalar(name, getattr(self, name))
-        if v.scalar("writable_fraction", self.writable_fraction) > 1:
+        if lanes.any_of(v.scalar("writable_fraction", self.writable_fraction) > 1):
             raise ValueError(f"writable_fraction must be in [0, 1], got {self.writable_fraction}")
         for name in ("pti", "invlpgb", "batched_migration_flush", "batched_unmap_flush",
                      "flush_dirty_before_pageout", "pv_ipi", "batched_lazyfree_unmap"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool or None, got {type(getattr(self, name)).__name__}")
-        if self.mm_cpus is not None and not 1 <= v.scalar("mm_cpus", self.mm_cpus) <= self.cpus:
+        if self.mm_cpus is not None and lanes.any_of((v.scalar("mm_cpus", self.mm_cpus) < 1)
+                                                     | (self.mm_cpus > self.cpus)):
             raise ValueError(f"mm_cpus must be in [1, cpus = {self.cpus}], got {self.mm_cpus}")
         v.count("mms", self.mms)
         if self.folio_pages is not None:
             v.count("folio_pages", self.folio_pages)
         for name in ("migrate_fraction", "dirty_fraction"):
             x = v.scalar(name, getattr(self, name))
-            if x > 1 or (name == "migrate_fraction" and x <= 0):
+            if lanes.any_of((x > 1) | ((x <= 0) & (name == "migrate_fraction"))):
                 raise ValueError(f"{name} must be in {'(0, 1]' if name == 'migrate_fraction' else '[0, 1]'}, got {x}")
         for name in ("copy_us_per_page", "pte_us", "rmap_us_per_folio", "migration_pages"):
             if getattr(self, name) is not None:
@@ -494,7 +495,7 @@ class TlbModel(Mechanism):
         if not isinstance(self.reuse, Dist):
             raise TypeError(f"reuse must be a mmcost.locks.Dist, got {type(self.reuse).__name__}")
         self.reuse.check("reuse")
-        if self.policy is Policy.DEFERRED and self.reuse.kind != "empirical" and self.reuse.mean_us <= 0:
+        if self.policy is Policy.DEFERRED and self.reuse.kind != "empirical" and lanes.any_of(self.reuse.mean_us <= 0):
             raise ValueError("reuse.mean_us must be > 0 under the deferred policy")
         if not isinstance(self.costs, TlbCosts):
             raise TypeError(f"costs must be a TlbCosts, got {type(self.costs).__name__}")
@@ -794,8 +795,45 @@ class TlbModel(Mechanism):
         return out
 
     @classmethod
+    def solve_draws(cls, base: TlbModel, draws: list[dict]) -> list[Result] | None:
+        """``[base.set(**d).solve() for d in draws]`` (a band's draws of one
+        row) as one lane model built from the draws' columns, with no copy per
+        draw: each column checked against its parameter's bounds and the lane
+        model by :meth:`check` lane by lane (``_validate.checking_lanes``).
+        None (the copies are made) for few draws, a leaf that is not a float
+        parameter, a check that fails (a copy then names the draw's error) or
+        lanes that branch apart."""
+        n = len(draws)
+        if n < lanes.MIN_LANES:
+            return None
+        leaves, params = base.leaves, base.params
+        columns = {}
+        for name in set().union(*draws):
+            p = params.get(name)
+            ref = leaves.getters[name](base) if name in leaves else None
+            if p is None or ref is None or leaves[name].kind != "float":
+                return None
+            col = np.array([d.get(name, ref) for d in draws], dtype=float)
+            if not (np.isfinite(col).all() and (col >= p.lower).all() and (col <= p.upper).all()):
+                return None
+            if not (col == ref).all():
+                columns[name] = col
+        lane = lanes.from_columns(base, columns, n)
+        try:
+            with v.checking_lanes():
+                lane.check()
+            return cls._lane_results(lane, [base] * n)
+        except (ValueError, lanes.Diverge):
+            return None
+
+    @classmethod
     def _solve_lanes(cls, models) -> list[Result]:
-        lane, n = lanes.stack(models, nested=True), len(models)
+        return cls._lane_results(lanes.stack(models, nested=True), models)
+
+    @staticmethod
+    def _lane_results(lane: TlbModel, models: list[TlbModel]) -> list[Result]:
+        """Each lane's :class:`Result`, with ``models[i]`` as its model."""
+        n = lanes.count(lane)
         res = lane.analytic()
         run = res.run(lane.work_s)
         shares, prim = res._shares(), res._primitives()
@@ -821,14 +859,15 @@ class TlbModel(Mechanism):
                  "tlb_shootdowns_per_folio": "1/folio", "ipi_receive_us_per_folio": "us",
                  "flush_ipi_sender_us_per_folio": "us", "reclaim_us_per_page": "us"}
         value, lo, hi = map(float, res.bounds["shootdowns"])
+        u = res.overhead
         qs = [Quantity("tlb_shootdowns_per_s", value, "1/(CPU s)", lo, hi),
-              Quantity("tlb_overhead_pct", 100 * res.overhead, "%", 100 * res.overhead, 100 * res.overhead)]
+              Quantity("tlb_overhead_pct", 100 * u, "%", 100 * u, 100 * u)]
         qs += [Quantity(k, float(x), units.get(k, "count"), float(x), float(x)) for k, x in run.items()]
         title = f"{self.arch.value}, {self.policy.value} flushing, {self.cpus} CPUs" + (", KVM guest" if self.virtualized else "")
-        if res.saturated:
-            title += f" (saturated: TLB maintenance takes {res.overhead:.0%} of every CPU)"
+        if u >= 1.0:  # (TlbResult.saturated)
+            title += f" (saturated: TLB maintenance takes {u:.0%} of every CPU)"
         return Result(tuple(qs), res.solver, 0.99 if res.solver == "simulated" else 1.0, bool(self.fitted_on), title,
-                      details={"rates": res, "saturated": res.saturated})
+                      details={"rates": res, "saturated": u >= 1.0})
 
     def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
         return np.full(len(rows), result[metric])
