@@ -7,6 +7,9 @@ of
 each against the same computation on the per-call path (the frame grouped
 by metric and configuration with pandas on every evaluation: what
 ``Model.evaluate`` did before ``Model.plan``, kept here as the reference);
+- a 300-draw band over migrc's 60 TlbModel scenario rows (every cost prior
+  drawn), against the same band with a copy and a solve per draw and row
+  (``Mechanism.solve_many``'s loop: TlbModel's path before lane models);
 - ``import mmcost`` and ``import mmcost.swap`` in a fresh interpreter, next
   to ``import numpy`` and ``import pandas`` there;
 - a 10^6-state birth-death chain, against the same product form in NumPy;
@@ -103,6 +106,21 @@ def band(fit, rows):
     fit.predict(rows, interval=0.9, n_samples=300, seed=1)
 
 
+@contextmanager
+def tlb_copy_per_draw():
+    """The reference: each draw's configuration copied and solved alone."""
+    from mmcost.mechanism import Mechanism
+    from mmcost.tlb import TlbModel
+
+    saved = TlbModel.solve_draws, TlbModel.solve_many
+    TlbModel.solve_draws = classmethod(lambda cls, base, draws: None)
+    TlbModel.solve_many = classmethod(Mechanism.solve_many.__func__)
+    try:
+        yield
+    finally:
+        TlbModel.solve_draws, TlbModel.solve_many = saved
+
+
 def import_cpu_s(module: str) -> float:
     code = f"import time; t = time.process_time(); import {module}; print(time.process_time() - t)"
     runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
@@ -142,6 +160,13 @@ def main() -> None:
     with per_call_path():
         ref = cpu_s(lambda: band(fit, rows))
     print(line("300-draw band, 20 SwapModel rows", ours, ref, "per-call", "< 2 s"))
+    migrc = studies.get("migrc_tlb")
+    fit, rows = migrc.fit(), migrc.scenario_rows()
+    tlb_band = lambda: fit.predict(rows, n_samples=300, seed=1, fixed_priors=True)  # noqa: E731
+    ours = min(cpu_s(tlb_band) for _ in range(3))
+    with tlb_copy_per_draw():
+        ref = cpu_s(tlb_band)
+    print(line("300-draw band, 60 TlbModel rows", ours, ref, "copy/draw", "(none)"))
     print(line("import mmcost", import_cpu_s("mmcost"), import_cpu_s("numpy"), "numpy", "< 0.3 s"))
     print(line("import mmcost.swap", import_cpu_s("mmcost.swap"), import_cpu_s("pandas"), "pandas", "< 0.8 s"))
     from mmcost import queueing

@@ -12,6 +12,15 @@ same order; a station whose hold is zero in some lanes is kept in all (a
 zero-service station adds nothing to a cycle, but the core's vectorised sums
 over stations may round differently with it).
 
+A TlbModel's draws also move float leaves inside nested fields (the costs,
+the TLB streams, the perf counters): its lane models hold arrays there too
+(``groups``/``stack`` with ``nested=True``), and a band builds them straight
+from the draws' columns (:func:`from_columns`, ``Mechanism.solve_draws``),
+checked lane by lane, without a copy of the mechanism per draw. A branch the
+lanes would take different ways, where computing both sides in every lane is
+not worth it, raises :class:`Diverge` (:func:`same`) and the group is solved
+configuration by configuration.
+
 A fixed point a solve searches (kswapd's share of the reclaim, say) is found
 for all lanes together by :func:`find_root` (Chandrupatla's method, SciPy's
 elementwise ``find_root``), and for one configuration by Brent's: a lane's
