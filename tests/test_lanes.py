@@ -301,3 +301,26 @@ def test_scalar_takes_lanes_only_while_a_lane_model_is_checked():
             v.scalar("x", np.array([1.0, -1.0]))
     with pytest.raises(TypeError):
         v.scalar("x", np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("name", ["zram 64K, split share", "brd, 2 memcgs", "kswapd at a given share"])
+def test_a_swap_band_solves_each_row_s_draws_without_copies(name, monkeypatch):
+    base = SwapModel(**BASES[name])
+    rows = pd.DataFrame({"metric": ["swapout_kib_s", "sys_time_s", "real_time_s"], "processes": [4, 8, 8]})
+    rng = np.random.default_rng(4)
+    thetas = [{k: float(np.clip(base.params[k].value * rng.uniform(0.6, 1.4), base.params[k].lower,
+                                base.params[k].upper)) for k in DRAWN if k in base.params} for _ in range(N)]
+    alone = np.array([base.set(**t).evaluate(rows) for t in thetas])
+    copies = []
+    monkeypatch.setattr(SwapModel, "_copy", lambda self, *a: copies.append(1) or Mechanism._copy(self, *a))
+    together = base.plan(rows).many(thetas)
+    assert len(copies) <= len(rows), "a draw was copied"  # each row configured once, at the model's values
+    assert together == pytest.approx(alone, rel=1e-12)
+
+
+def test_a_swap_draw_that_would_swap_nothing_raises_as_its_copy_would():
+    base = SwapModel(processes=4, memcg_mb=256.0, bytes_per_process=2.0**28)  # 1 GiB written into 256 MiB
+    rows = pd.DataFrame({"metric": ["swapout_kib_s"]})
+    thetas = [{"memcg_mb": float(x)} for x in np.linspace(256.0, 2048.0, N)]  # the last ones hold it all
+    with pytest.raises(ValueError, match="memcg_mb: the limit .* nothing would swap"):
+        base.plan(rows).many(thetas)

@@ -34,6 +34,7 @@ import operator
 
 import numpy as np
 
+from . import _validate as v
 from .mechanism import Mechanism, _new_values, _switch_inputs
 
 #: a group smaller than this is solved configuration by configuration: a lane
@@ -196,6 +197,59 @@ def from_columns(base: Mechanism, columns: dict, n: int) -> Mechanism:
     if not _switch_inputs().isdisjoint(leaves[name].path[0][1] for name in columns):
         lane.__dict__["_switches"] = {}  # a float switch differs: the shared switch cache is not theirs
     return lane
+
+
+def from_draws(base: Mechanism, draws: list[dict], nested: bool = False) -> Mechanism | None:
+    """The lane model of ``[base.set(**d) for d in draws]`` without the
+    copies (a band's draws of one row, ``Mechanism.solve_draws``): each
+    drawn leaf's column checked against its parameter's bounds as a copy's
+    would be, and the lane model by the mechanism's own ``check()`` lane by
+    lane (``_validate.checking_lanes``). None where the copies must be made:
+    fewer than :data:`MIN_LANES` draws, a leaf that is not a float parameter
+    (or, without ``nested``, a nested one), or a check that fails (the
+    copies then raise the first failing draw's own error)."""
+    n = len(draws)
+    if n < MIN_LANES:
+        return None
+    leaves, params = base.leaves, base.params
+    columns = {}
+    for name in set().union(*draws):
+        lf, p = leaves.get(name), params.get(name)
+        if lf is None or p is None or lf.kind != "float" or (len(lf.path) > 1 and not nested):
+            return None
+        ref = leaves.getters[name](base)
+        if ref is None:
+            return None
+        col = np.array([d.get(name, ref) for d in draws], dtype=float)
+        if not (np.isfinite(col).all() and (col >= p.lower).all() and (col <= p.upper).all()):
+            return None
+        if not (col == ref).all():
+            columns[name] = col
+    lane = from_columns(base, columns, n)
+    try:
+        with v.checking_lanes():
+            lane.check()
+    except (ValueError, TypeError, ArithmeticError):  # (a message formatting an array fails as TypeError)
+        return None
+    return lane
+
+
+def views(lane: Mechanism) -> list[Mechanism]:
+    """One configuration per lane of a lane model whose arrays are all in
+    top-level fields (``nested=False``): the lane model's fields with each
+    array's lane as a float, as a copy with those values would hold them
+    (the parameters are not synced: a view is for reading fields only)."""
+    n = count(lane)
+    arrays = {k: x.tolist() for k, x in lane.__dict__.items() if isinstance(x, np.ndarray)}
+    state = {k: x for k, x in lane.__dict__.items() if k not in arrays and k != "_lanes"}
+    out = []
+    for i in range(n):
+        view = object.__new__(type(lane))
+        view.__dict__.update(state)
+        for k, x in arrays.items():
+            view.__dict__[k] = x[i]
+        out.append(view)
+    return out
 
 
 def count(model) -> int | None:

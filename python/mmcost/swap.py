@@ -409,7 +409,7 @@ class SwapModel(Mechanism):
             if self.memcg_mb is None:
                 raise ValueError("memcg_mb: give a memcg limit or swapped_share (the share of written bytes swapped)")
             self._swapped_share()  # raises naming memcg_mb when nothing would swap
-        elif self.swapped_share <= 0:
+        elif any_of(self.swapped_share <= 0):
             raise ValueError(f"swapped_share must be > 0 (nothing would swap), got {self.swapped_share}")
         from .kernel import parse_version
 
@@ -970,10 +970,25 @@ class SwapModel(Mechanism):
         return out
 
     @classmethod
+    def solve_draws(cls, base: SwapModel, draws: list[dict]) -> list[Result] | None:
+        """``[base.set(**d).solve() for d in draws]`` (a band's draws of one
+        row) as one lane model built from the draws' columns, with no copy
+        per draw (:func:`mmcost.lanes.from_draws`); None where the copies must
+        be made."""
+        lane = lanes.from_draws(base, draws)
+        return None if lane is None else cls._lane_results(lane, lanes.views(lane))
+
+    @classmethod
     def _solve_lanes(cls, models) -> list[Result]:
         """Each of ``models`` (one of :func:`mmcost.lanes.groups`) solved
         through their lane model."""
-        lane, n = lanes.stack(models), len(models)
+        return cls._lane_results(lanes.stack(models), models)
+
+    @staticmethod
+    def _lane_results(lane: SwapModel, models: list) -> list[Result]:
+        """Each lane's :class:`Result`, from ``models[i]``'s fields and the lane
+        model's networks solved as one batch."""
+        n = lanes.count(lane)
         net, kib, info = lane._network()
         writers, exits = net.analytic_lanes(n), lane._exit_network().analytic_lanes(n)
         take = lanes.take

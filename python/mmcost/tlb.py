@@ -798,32 +798,15 @@ class TlbModel(Mechanism):
     def solve_draws(cls, base: TlbModel, draws: list[dict]) -> list[Result] | None:
         """``[base.set(**d).solve() for d in draws]`` (a band's draws of one
         row) as one lane model built from the draws' columns, with no copy per
-        draw: each column checked against its parameter's bounds and the lane
-        model by :meth:`check` lane by lane (``_validate.checking_lanes``).
-        None (the copies are made) for few draws, a leaf that is not a float
-        parameter, a check that fails (a copy then names the draw's error) or
-        lanes that branch apart."""
-        n = len(draws)
-        if n < lanes.MIN_LANES:
+        draw (:func:`mmcost.lanes.from_draws`); None where the copies must be
+        made, or the lanes branch apart. Each result's ``details["rates"]``
+        carries the lane's rates and costs, but ``base`` as its model."""
+        lane = lanes.from_draws(base, draws, nested=True)
+        if lane is None:
             return None
-        leaves, params = base.leaves, base.params
-        columns = {}
-        for name in set().union(*draws):
-            p = params.get(name)
-            ref = leaves.getters[name](base) if name in leaves else None
-            if p is None or ref is None or leaves[name].kind != "float":
-                return None
-            col = np.array([d.get(name, ref) for d in draws], dtype=float)
-            if not (np.isfinite(col).all() and (col >= p.lower).all() and (col <= p.upper).all()):
-                return None
-            if not (col == ref).all():
-                columns[name] = col
-        lane = lanes.from_columns(base, columns, n)
         try:
-            with v.checking_lanes():
-                lane.check()
-            return cls._lane_results(lane, [base] * n)
-        except (ValueError, lanes.Diverge):
+            return cls._lane_results(lane, [base] * len(draws))
+        except lanes.Diverge:
             return None
 
     @classmethod
