@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from mmcost import lanes
-from mmcost.locks import LockResult
+from mmcost.locks import Critical, Lock, LockResult, LockSystem, Work
 from mmcost.swap import SwapModel
 
 N = lanes.MIN_LANES + 4
@@ -324,3 +324,33 @@ def test_a_swap_draw_that_would_swap_nothing_raises_as_its_copy_would():
     thetas = [{"memcg_mb": float(x)} for x in np.linspace(256.0, 2048.0, N)]  # the last ones hold it all
     with pytest.raises(ValueError, match="memcg_mb: the limit .* nothing would swap"):
         base.plan(rows).many(thetas)
+
+
+#: lock networks whose draws a band solves as one lane model
+LOCK_BASES = {
+    "two locks, four sites, interrupts": dict(cpus=16, locks=(Lock("tree", handoff_us=0.05), Lock("lru")),
+                                              stages=(Work(Dist.exponential(3.0)),
+                                                      Critical("tree", "add", Dist.exponential(0.4)),
+                                                      Critical("lru", "isolate", Dist.lognormal(0.3, 1.5)),
+                                                      Critical("tree", "delete", Dist.deterministic(0.2),
+                                                               irq_disabled=True)),
+                                              irq_rate_per_us=0.01, irq_service_us=2.0),
+    "a partitioned lock": dict(cpus=32, locks=(Lock("cluster", partitions=8, handoff_us=0.1),),
+                               stages=(Work(Dist.exponential(1.0)), Critical("cluster", "alloc", Dist.exponential(0.5)))),
+}
+
+
+@pytest.mark.parametrize("name", list(LOCK_BASES))
+def test_a_lock_band_solves_each_row_s_draws_without_copies(name, monkeypatch):
+    base = LockSystem(**LOCK_BASES[name])
+    rows = pd.DataFrame({"metric": ["operations_per_s", "lock_wait_avg_us", "lock_utilization"],
+                         "lock": [None, base.locks[0].name, base.locks[-1].name], "cpus": [4, 8, 16]})
+    rng = np.random.default_rng(6)
+    thetas = [{k: float(np.clip(p.value * rng.uniform(0.6, 1.4), p.lower, p.upper)) for k, p in base.params.items()}
+              for _ in range(N)]
+    alone = np.array([base.set(**t).evaluate(rows) for t in thetas])
+    copies = []
+    monkeypatch.setattr(LockSystem, "_copy", lambda self, *a: copies.append(1) or Mechanism._copy(self, *a))
+    together = base.plan(rows).many(thetas)
+    assert len(copies) <= len(rows), "a draw was copied"
+    assert together == pytest.approx(alone, rel=1e-12)

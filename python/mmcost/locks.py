@@ -503,9 +503,10 @@ class LockSystem(Mechanism):
                 continue
             h = st.hold.mean_us
             var = st.hold.scv * h * h
-            if irq and st.irq_disabled:
+            # (lanes with no interrupts get h * 0 added and factors of 1: their numbers unchanged)
+            if st.irq_disabled and lanes.any_of(irq):
                 think += h * irq
-            elif irq:
+            elif not st.irq_disabled and lanes.any_of(irq):
                 h, var = h * (1 + irq), var * (1 + irq) ** 2 + h * self.irq_rate_per_us * self.irq_service_us**2
             sites_of.setdefault(st.lock, []).append((st.site, h, var))
         used = [lk for lk in self.locks if lk.name in sites_of]
@@ -659,6 +660,23 @@ class LockSystem(Mechanism):
         if solver not in ("analytic", "simulated"):
             raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
         return self._result_of(self.analytic() if solver == "analytic" else self.simulate(**simulate_kwargs), solver)
+
+    @classmethod
+    def solve_draws(cls, base: LockSystem, draws: list[dict]) -> list[Result] | None:
+        """``[base.set(**d).solve() for d in draws]`` (a band's draws of one
+        row: holds, handoffs, interrupt rates) as one lane model built from the
+        draws' columns and solved in one batch MVA (:meth:`analytic_lanes`),
+        with no copy per draw; None where the copies must be made
+        (:func:`mmcost.lanes.from_draws`) or the network has no batch solver
+        (a ticket lock's birth-death chain)."""
+        lane = lanes.from_draws(base, draws, nested=True)
+        if lane is None:
+            return None
+        try:
+            results = lane.analytic_lanes(len(draws))
+        except (ValueError, lanes.Diverge):
+            return None
+        return [base._result_of(res, "analytic") for res in results]
 
     @classmethod
     def solve_many(cls, systems) -> list[Result]:
