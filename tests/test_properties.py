@@ -195,3 +195,113 @@ def test_tlb_model_is_finite_or_flagged_saturated(policy, arch, cpus, demotions,
         assert res["runtime_s"] == math.inf
     else:
         assert math.isfinite(res["runtime_s"]) and res["runtime_s"] > 0
+
+
+# --- bands as lane models: each lane is its draw's own solve ------------------------------------------
+from mmcost import lanes  # noqa: E402
+
+
+def _draws(base, rng, n, zero=()):
+    """``n`` draws moving every float parameter by up to 50% (clipped to its
+    bounds), the ``zero`` ones 0 in every third draw."""
+    out = []
+    for i in range(n):
+        d = {k: float(np.clip(p.value * rng.uniform(0.5, 1.5), p.lower, p.upper))
+             for k, p in base.params.items() if "@" not in k}
+        for k in zero:
+            if k in d and i % 3 == 0:
+                d[k] = 0.0
+        out.append(d)
+    return out
+
+
+def _same_results(together, alone):
+    for a, b in zip(together, alone, strict=True):
+        assert a.title == b.title
+        for qa, qb in zip(a.quantities, b.quantities, strict=True):
+            assert qa.name == qb.name
+            if math.isnan(qb.value) or math.isinf(qb.value):
+                assert qa.value == qb.value or (math.isnan(qa.value) and math.isnan(qb.value)), qa.name
+            else:
+                assert qa.value == pytest.approx(qb.value, rel=1e-11, abs=1e-300), qa.name
+
+
+@MECH
+@given(st.sampled_from(["immediate", "batched", "deferred"]), st.sampled_from(["x86", "arm64"]),
+       st.integers(1, 128), st.sampled_from([None, 0.25, 0.5, 1.0]), st.integers(1, 4), st.booleans(), st.booleans(),
+       st.sampled_from(["5.10", "6.1", "6.9", "6.18"]), st.sampled_from([1, 16, 512]),
+       st.sampled_from(["exponential", "deterministic", "lognormal"]),
+       st.tuples(st.floats(0, 1e6), st.floats(0, 1e6), st.floats(0, 1e5)), st.integers(0, 2**32 - 1))
+def test_a_tlb_band_solves_its_draws_as_their_own_solves(policy, arch, cpus, mm_share, mms, in_mm, virtualized,
+                                                         kernel, entries, reuse, rates, seed):
+    """``solve_draws`` (one lane model from the draws' columns) against a
+    copy and a solve per draw, on random configurations: every branch of the
+    TLB model (policies, arches, kernels' switches, the reuse laws, PTI,
+    INVLPGB, saturation) taken the same way in every lane, or the group
+    falls back to the copies."""
+    cpu = {"x86": ["generic-x86", "skylake-sp", "zen3-epyc"], "arm64": ["ampere-altra"]}[arch][seed % (3 if arch == "x86" else 1)]
+    law = {"exponential": Dist.exponential(3000.0), "deterministic": Dist.deterministic(2000.0),
+           "lognormal": Dist.lognormal(3000.0, 1.5)}[reuse]
+    try:
+        base = TlbModel(policy=policy, arch=arch, cpu_model=cpu, cpus=cpus, mms=mms, sender_in_mm=in_mm,
+                        mm_cpus=None if mm_share is None else max(1.0, round(cpus * mm_share)), virtualized=virtualized,
+                        kernel=kernel, entries_per_folio=entries, reuse=law, demotion_rate_per_s=rates[0],
+                        reclaim_unmap_rate_per_s=rates[1], promotion_rate_per_s=rates[2],
+                        natural_flush_rate_per_s=20.0, other_round_rate_per_s=2.0, other_page_flush_rate_per_s=50.0)
+    except ValueError:  # e.g. mms x mm_cpus beyond the machine
+        return
+    draws = _draws(base, np.random.default_rng(seed), lanes.MIN_LANES + 2, zero=("natural_flush_rate_per_s",))
+    try:
+        alone = [base.set(**d).solve() for d in draws]
+    except ValueError:  # a draw the model rejects: no lane model (the band's copies then raise its error)
+        assert TlbModel.solve_draws(base, draws) is None
+        return
+    together = TlbModel.solve_draws(base, draws)
+    if together is not None:
+        _same_results(together, alone)
+
+
+@MECH
+@given(st.integers(1, 64), st.lists(st.tuples(st.integers(0, 2), st.floats(0.01, 10.0), st.booleans(),
+                                              st.sampled_from(["exponential", "deterministic", "lognormal"])),
+                                    min_size=1, max_size=5),
+       st.floats(0.1, 10.0), st.integers(1, 4), st.sampled_from([0.0, 0.02]), st.integers(0, 2**32 - 1))
+def test_a_lock_band_solves_its_draws_as_their_own_solves(cpus, sections, work, partitions, irq, seed):
+    locks = tuple(Lock(f"L{i}", partitions=partitions if i == 0 else 1, handoff_us=0.05) for i in range(3))
+    law = {"exponential": Dist.exponential, "deterministic": Dist.deterministic,
+           "lognormal": lambda m: Dist.lognormal(m, 1.5)}
+    stages = (Work(Dist.exponential(work)),) + tuple(
+        Critical(f"L{lock}", f"site{j}", law[kind](hold), irq_disabled=off)
+        for j, (lock, hold, off, kind) in enumerate(sections))
+    base = LockSystem(cpus, locks, stages, irq_rate_per_us=irq, irq_service_us=1.0)
+    draws = _draws(base, np.random.default_rng(seed), lanes.MIN_LANES + 2, zero=("irq_rate_per_us",))
+    alone = [base.set(**d).solve() for d in draws]
+    together = LockSystem.solve_draws(base, draws)
+    assert together is not None, "a queued-lock network's band took the copies"
+    _same_results(together, alone)
+
+
+@MECH
+@given(st.sampled_from([4, 16, 64, 2048]), st.integers(1, 32), st.one_of(st.none(), st.integers(1, 64)),
+       st.sampled_from(["brd", "zram", "zswap", "nvme"]), st.sampled_from(["5.10", "6.6", "6.18"]),
+       st.sampled_from(["generic-x86", "generic-arm64", "xeon-8255c"]), st.one_of(st.none(), st.integers(64, 4096)),
+       st.integers(0, 2**32 - 1))
+def test_a_swap_band_solves_its_draws_as_their_own_solves(kb, processes, cpus, device, kernel, cpu, memcg, seed):
+    try:
+        base = SwapModel(folio_kb=kb, processes=processes, cpus=cpus, swap_device=device, kernel=kernel,
+                         cpu_model=cpu, memcg_mb=memcg, swapped_share=None if memcg else 0.5)
+    except ValueError:
+        return
+    draws = _draws(base, np.random.default_rng(seed), lanes.MIN_LANES + 2)
+    try:
+        alone = [base.set(**d).solve() for d in draws]
+    except ValueError:  # a draw the model rejects, or cannot solve: the band raises too (itself or by the copies)
+        try:
+            together = SwapModel.solve_draws(base, draws)
+        except ValueError:
+            return
+        assert together is None
+        return
+    together = SwapModel.solve_draws(base, draws)
+    assert together is not None, "a valid band took the copies"
+    _same_results(together, alone)

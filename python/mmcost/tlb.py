@@ -817,9 +817,10 @@ class TlbModel(Mechanism):
     def _lane_results(lane: TlbModel, models: list[TlbModel]) -> list[Result]:
         """Each lane's :class:`Result`, with ``models[i]`` as its model."""
         n = lanes.count(lane)
-        res = lane.analytic()
-        run = res.run(lane.work_s)
-        shares, prim = res._shares(), res._primitives()
+        with np.errstate(invalid="ignore", over="ignore"):  # as floats do: 0 x inf is nan in a saturated lane
+            res = lane.analytic()
+            run = res.run(lane.work_s)
+            shares, prim = res._shares(), res._primitives()
 
         def per_lane(d: dict) -> list[dict]:  # {name: lanes} -> one dict per lane, each array read once
             cols = {k: x.tolist() if isinstance(x, np.ndarray) else [x] * n for k, x in d.items()}
