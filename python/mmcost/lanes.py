@@ -176,12 +176,11 @@ def from_columns(base: Mechanism, columns: dict, n: int) -> Mechanism:
     (flat name -> array of ``n`` values) holds its array, every other field
     is ``base``'s. Nested objects on the way to a leaf are copies holding the
     arrays. For solving (and checking, see ``_validate.checking_lanes``) only."""
+    leaves = base.leaves
     lane = object.__new__(type(base))
     lane.__dict__.update(base.__dict__)
-    for k in ("_cache", "_configured_cache", "_leaves"):
+    for k in ("_cache", "_configured_cache"):  # solutions of base's own values
         lane.__dict__.pop(k, None)
-    leaves = base.leaves
-    lane.__dict__["_leaves"] = leaves
     below = []
     for name, arr in columns.items():
         arr = np.asarray(arr, dtype=float)

@@ -107,22 +107,19 @@ def refill_misses(entries: float, working_set_pages: float) -> float:
 
 def _refill_misses(c, w):
     """:func:`refill_misses` of checked sizes, per lane where they are arrays."""
-    if isinstance(c, np.ndarray) or isinstance(w, np.ndarray):
+    def partial(m):  # sum_{k=0}^{m-1} 1/(W-k) = psi(W+1) - psi(W-m+1)
         from scipy.special import digamma
 
+        return m - (w - c) * (digamma(w + 1) - digamma(w - m + 1))
+
+    if isinstance(c, np.ndarray) or isinstance(w, np.ndarray):
         m = np.minimum(c, w)
         with np.errstate(invalid="ignore", divide="ignore"):
-            partial = m - (w - c) * (digamma(w + 1) - digamma(w - m + 1))
-        return np.where(m == 0, 0.0, np.where(w <= c, w, partial))
+            return np.where(m == 0, 0.0, np.where(w <= c, w, partial(m)))
     m = min(c, w)
     if m == 0:
         return 0.0
-    if w <= c:
-        return float(w)
-    # sum_{k=0}^{m-1} 1/(W-k) = psi(W+1) - psi(W-m+1)
-    from scipy.special import digamma
-
-    return float(m - (w - c) * (digamma(w + 1) - digamma(w - m + 1)))
+    return float(w) if w <= c else float(partial(m))
 
 
 @dataclass(frozen=True)

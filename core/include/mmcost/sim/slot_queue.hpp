@@ -27,10 +27,9 @@ namespace mmcost::sim {
 class SlotQueue {
  public:
   static constexpr std::int32_t kMaxSlots = EventQueue::kMaxTargets;
-  static constexpr std::int32_t kMaxKinds = EventQueue::kMaxKinds - 1;
   static constexpr std::int32_t kNoKind = EventQueue::kMaxKinds - 1;  // the kind of "nothing pending"
 
-  // slots < kMaxSlots (checked by the models' validation).
+  // slots < kMaxSlots (checked by the models' validation); event kinds < kNoKind.
   explicit SlotQueue(std::int32_t slots) {
     while (leaves_ < static_cast<std::size_t>(slots)) {
       leaves_ <<= 1;
