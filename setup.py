@@ -80,9 +80,10 @@ class CMakeBuild(build_ext):
             check=True,
         )
         # An editable install copies only the extension module back into the tree; the
-        # swap-out writer (mmcost measure) must sit next to it too.
+        # swap-out writer and the machine probe (mmcost measure) must sit next to it too.
         if getattr(self, "editable_mode", False) or self.inplace:
-            shutil.copy2(extdir / "mmcost-writer", HERE / "python" / "mmcost" / "mmcost-writer")
+            for tool in ("mmcost-writer", "mmcost-probe"):
+                shutil.copy2(extdir / tool, HERE / "python" / "mmcost" / tool)
 
 
 setup(

@@ -1,0 +1,394 @@
+"""``mmcost measure machine``: this machine's per-primitive costs, measured.
+
+The swap and TLB models need the price of a flush IPI, a fault, a page's
+compression, a byte written and a cache line moved. Presets guess them from
+a CPU's published numbers; on a virtual machine they are not the CPU's at
+all (a flush IPI's price was 1.3, 11.4 and 28.6 us on three KVM guests of
+one kind). This module measures them with ``mmcost-probe`` (built with the
+package, core/tools/machine_probe.cpp), each in repeated rounds so that its
+spread is stated, and writes a profile (TOML) that a model reads as a CPU
+preset of its own (``cpu_model="profile.toml"``).
+
+What is measured, and how each maps onto the models' fields:
+
+====================  ===========================================================  =====================
+profile cost          measurement (mmcost-probe)                                   model field
+====================  ===========================================================  =====================
+ipi_target_us         a spinning thread's time lost per flush IPI it takes         ``irq_us`` (a posted
+                      (``shootdown``: its loop rate while another thread of        interrupt: no exit
+                      its mm zaps pages, against a quiet phase)                    on the target)
+ipi_sender_us         the zapping thread's extra time per IPI sent, less the       ``ipi_send_us`` (with
+                      target's (the wait for its acknowledgement is modelled       ``vm_exit_us`` = 0:
+                      apart): ICR write or hypercall, its VM exit                  the exit is inside)
+fault_us_per_folio    first-touch fault of one folio, per mTHP size, less its      ``fault_us_per_folio``
+                      zeroing at the measured zero bandwidth
+zero_gb_s, copy_gb_s  memset / memcpy of 256 MiB, one thread                       ``core_write_gb_s``
+handoff_ns            one transfer of a contended cache line between two CPUs      lock ``handoff``
+compress_us_per_page  zram_write_page's CPU per 4 KiB page of usemem's data, per   ``compress_us_per_page``
+compression_ratio     compressor, through a private zram device (O_DIRECT)         ``compression_ratio``
+====================  ===========================================================  =====================
+
+A cost's value is the median over its rounds and its spread the robust
+standard deviation of the rounds (1.4826 x the median absolute deviation),
+relative to the median: the prior a profile gives its field.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+#: 1.4826 x MAD estimates a normal sample's standard deviation
+MAD_TO_SD = 1.4826
+
+
+class ProbeError(RuntimeError):
+    """mmcost-probe failed or printed something that is not its output."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One measured cost: median over ``rounds`` and the rounds' robust spread."""
+
+    name: str
+    value: float
+    sd: float
+    unit: str
+    rounds: tuple[float, ...]
+    method: str
+
+    @property
+    def rel_spread(self) -> float:
+        return self.sd / abs(self.value) if self.value else float("inf")
+
+    @classmethod
+    def of(cls, name: str, rounds, unit: str, method: str) -> Cost:
+        x = np.asarray(list(rounds), float)
+        if x.size == 0 or not np.isfinite(x).all():
+            raise ProbeError(f"{name}: no finite rounds ({list(rounds)!r})")
+        med = float(np.median(x))
+        sd = float(MAD_TO_SD * np.median(np.abs(x - med))) if x.size > 2 else float(np.ptp(x) / 2)
+        return cls(name, med, sd, unit, tuple(float(v) for v in x), method)
+
+
+def probe_path() -> Path:
+    """The packaged ``mmcost-probe`` (built with mmcost's C++ core)."""
+    p = Path(__file__).resolve().parents[1] / "mmcost-probe"
+    if not p.is_file():
+        raise ProbeError(f"{p} is missing: reinstall mmcost (pip install .) to build the probe")
+    return p
+
+
+_LINE = re.compile(r"^round=\d+( [a-z_]+=-?[0-9.]+(e[+-]?\d+)?)+$")
+
+
+def parse_rounds(text: str, keys: tuple[str, ...]) -> list[dict[str, float]]:
+    """mmcost-probe's lines as dicts; every line must be a round with ``keys``."""
+    rounds = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if not _LINE.match(line.strip()):
+            raise ProbeError(f"mmcost-probe output line {i} is not a round: {line!r}")
+        fields = dict(kv.split("=") for kv in line.split())
+        missing = [k for k in keys if k not in fields]
+        if missing:
+            raise ProbeError(f"mmcost-probe output line {i} lacks {missing}: {line!r}")
+        rounds.append({k: float(v) for k, v in fields.items()})
+    if not rounds:
+        raise ProbeError("mmcost-probe printed no rounds")
+    return rounds
+
+
+def run_probe(*args: str, keys: tuple[str, ...], runner=subprocess.run) -> list[dict[str, float]]:
+    cmd = [str(probe_path()), *map(str, args)]
+    done = runner(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ProbeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")
+    return parse_rounds(done.stdout, keys)
+
+
+# --- the machine's description ------------------------------------------------------------------
+def describe(root: str | Path = "/") -> dict:
+    """CPU, flags, vCPUs, hypervisor, kernel and the config bits the models
+    read, from procfs and sysfs under ``root``."""
+    root = Path(root)
+
+    def read(p: str) -> str:
+        f = root / p.lstrip("/")
+        try:
+            return f.read_text()
+        except OSError:
+            return ""
+
+    cpuinfo = read("/proc/cpuinfo")
+    model = re.search(r"^(model name|CPU part)\s*:\s*(.+)$", cpuinfo, flags=re.M)
+    flags_line = re.search(r"^(flags|Features)\s*:\s*(.+)$", cpuinfo, flags=re.M)
+    flags = set(flags_line.group(2).split()) if flags_line else set()
+    meltdown = read("/sys/devices/system/cpu/vulnerabilities/meltdown").strip()
+    hypervisor = read("/sys/hypervisor/type").strip() or ("yes (cpuid)" if "hypervisor" in flags else "")
+    thp = root / "sys/kernel/mm/transparent_hugepage"
+    sizes = sorted(int(d.name[len("hugepages-"):-2]) for d in thp.glob("hugepages-*kB")) if thp.is_dir() else []
+    load = read("/proc/loadavg").split()
+    return {
+        "cpu": model.group(2).strip() if model else platform.processor(),
+        "arch": platform.machine(),
+        "vcpus": os.cpu_count() or 1,
+        "virtualized": bool(hypervisor),
+        "hypervisor": hypervisor,
+        "flags": {f: f in flags for f in ("pcid", "invpcid", "invlpgb", "x2apic", "pti")},
+        # FEAT_TLBIRANGE is no hwcap; the kernel logs it (arch/arm64/kernel/cpufeature.c, "TLB range
+        # maintenance instructions"): None where the log is not readable or the arch is not arm64
+        "tlbi_range": _dmesg_says("TLB range maintenance instructions") if platform.machine() == "aarch64" else None,
+        "pti": meltdown.startswith("Mitigation: PTI"),
+        "meltdown": meltdown,
+        "kernel": read("/proc/sys/kernel/osrelease").strip() or platform.release(),
+        "kernel_version": read("/proc/version").strip(),
+        "mthp_kb": sizes,
+        # CONFIG_LRU_GEN: the control exists (its value says which generations are on)
+        "lru_gen": (root / "sys/kernel/mm/lru_gen/enabled").is_file(),
+        "zram_compressors": zram_compressors(root),
+        "loadavg_1m": float(load[0]) if load else float("nan"),
+    }
+
+
+def _dmesg_says(text: str) -> bool | None:
+    try:
+        out = subprocess.run(["dmesg"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return text in out
+
+
+def zram_compressors(root: str | Path = "/") -> list[str]:
+    """What zram can compress with: the first zram device's list, else the
+    crypto API's compressors named in /proc/crypto."""
+    root = Path(root)
+    for dev in sorted((root / "sys/block").glob("zram*")):
+        text = (dev / "comp_algorithm").read_text() if (dev / "comp_algorithm").is_file() else ""
+        if text:
+            return text.replace("[", " ").replace("]", " ").split()
+    crypto = (root / "proc/crypto").read_text() if (root / "proc/crypto").is_file() else ""
+    names = re.findall(r"^name\s*:\s*(\S+)\s*\n(?:.*\n)*?type\s*:\s*(?:s|a)?comp", crypto, flags=re.M)
+    return sorted(set(names))
+
+
+def steal_fraction(seconds: float = 1.0, root: str | Path = "/") -> float:
+    """Share of CPU time the hypervisor stole over ``seconds`` (/proc/stat)."""
+    def totals():
+        fields = (Path(root) / "proc/stat").read_text().splitlines()[0].split()[1:]
+        v = [int(x) for x in fields]
+        return sum(v[:8]), v[7] if len(v) > 7 else 0
+
+    t0, s0 = totals()
+    time.sleep(seconds)
+    t1, s1 = totals()
+    return (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
+
+
+# --- the measurements ---------------------------------------------------------------------------
+@dataclass
+class Profile:
+    """A machine's description and its measured costs."""
+
+    description: dict
+    costs: dict[str, Cost] = field(default_factory=dict)
+    per_size: dict[int, dict[str, Cost]] = field(default_factory=dict)
+    per_compressor: dict[str, dict[str, Cost]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def measure_ipi(profile: Profile, cpus: list[int], rounds: int, ops: int, runner=subprocess.run) -> None:
+    """Flush IPIs from CPU ``cpus[0]`` to 1..N-1 targets: per target count, the
+    sender's extra time per IPI and each target's lost time per IPI."""
+    sender, others = cpus[0], cpus[1:]
+    if not others:
+        profile.notes.append("one CPU: no flush IPI to measure")
+        return
+    for n in range(1, len(others) + 1):
+        rows = run_probe("shootdown", sender, *others[:n], "--ops", ops, "--rounds", rounds,
+                         keys=("sender_us", "sender_base_us", "tlb_irqs", "target_lost_us"), runner=runner)
+        irqs = np.array([r["tlb_irqs"] for r in rows])
+        if np.median(irqs) < 0.5 * n:
+            profile.notes.append(f"{n} target(s): only {np.median(irqs):.2f} flush IPIs per zap, not {n}: the "
+                                 "targets were not running the mm (a busy machine, or lazy TLB); skipped")
+            continue
+        extra = np.array([(r["sender_us"] - r["sender_base_us"]) / r["tlb_irqs"] for r in rows])
+        lost = np.array([r["target_lost_us"] for r in rows])
+        method = f"mmcost-probe shootdown: CPU {sender} zaps a page ({ops} madvise(MADV_DONTNEED) per round) " \
+                 f"while {n} thread(s) of its mm spin on CPUs {others[:n]}"
+        suffix = "" if n == 1 else f"@{n}"
+        profile.costs["ipi_target_us" + suffix] = Cost.of("ipi_target_us", lost, "us", method)
+        profile.costs["ipi_sender_extra_us" + suffix] = Cost.of("ipi_sender_extra_us", extra, "us", method)
+        profile.costs["ipi_sender_us" + suffix] = Cost.of("ipi_sender_us", np.maximum(extra - lost, 0.0), "us",
+                                                          method + "; less the target's time (the ack wait)")
+        profile.costs["flush_ipis_per_zap" + suffix] = Cost.of("flush_ipis_per_zap", irqs, "1", method)
+
+
+def measure_bandwidth(profile: Profile, rounds: int, nbytes: int = 256 << 20, runner=subprocess.run) -> None:
+    rows = run_probe("bandwidth", nbytes, "--rounds", rounds, keys=("zero_gb_s", "copy_gb_s"), runner=runner)
+    method = f"mmcost-probe bandwidth: memset and memcpy of {nbytes >> 20} MiB, one thread"
+    profile.costs["zero_gb_s"] = Cost.of("zero_gb_s", [r["zero_gb_s"] for r in rows], "GB/s", method)
+    profile.costs["copy_gb_s"] = Cost.of("copy_gb_s", [r["copy_gb_s"] for r in rows], "GB/s", method)
+
+
+def measure_handoff(profile: Profile, cpus: list[int], rounds: int, ops: int = 200_000,
+                    runner=subprocess.run) -> None:
+    if len(cpus) < 2:
+        return
+    rows = run_probe("handoff", cpus[0], cpus[1], "--ops", ops, "--rounds", rounds, keys=("handoff_ns",),
+                     runner=runner)
+    profile.costs["handoff_ns"] = Cost.of("handoff_ns", [r["handoff_ns"] for r in rows], "ns",
+                                          f"mmcost-probe handoff: one line passed between CPUs {cpus[0]} and "
+                                          f"{cpus[1]}, {ops} round trips per round")
+
+
+def measure_faults(profile: Profile, m, rounds: int, nbytes: int = 256 << 20, runner=subprocess.run) -> None:
+    """First-touch faults per mTHP size: each size alone ``always`` (``m.set_mthp``,
+    recorded and restored by the caller's session), the probe touching every
+    4 KiB page of a fresh mapping. The per-size anon_fault_alloc counter
+    (hugepages-<size>kB/stats, v6.9) says whether folios of that size were
+    what the kernel gave; a size that fell back is noted, not kept."""
+    zero = profile.costs.get("zero_gb_s")
+    for kb in [4, *m.mthp_sizes()]:
+        m.set_mthp(kb)
+        stats = m.thp / f"hugepages-{kb}kB" / "stats" / "anon_fault_alloc"
+        before = int(m.read(stats)) if kb != 4 and stats.is_file() else None
+        rows = run_probe("fault", nbytes, "--rounds", rounds, keys=("fault_ns_per_kib", "unmap_ns_per_kib"),
+                         runner=runner)
+        folios = nbytes / (kb * 1024)
+        if before is not None:
+            got = int(m.read(stats)) - before
+            if got < 0.9 * rounds * folios:
+                profile.notes.append(f"{kb}K: {got} folios of that size for {rounds * folios:.0f} faults: the "
+                                     "kernel fell back to smaller folios; not kept")
+                continue
+        method = f"mmcost-probe fault: {nbytes >> 20} MiB touched once per 4 KiB, {kb}K the only mTHP size enabled"
+        fault = np.array([r["fault_ns_per_kib"] for r in rows]) * kb * 1e-3  # us per folio
+        unmap = np.array([r["unmap_ns_per_kib"] for r in rows]) * kb * 1e-3
+        costs = {"fault_us_per_folio_total": Cost.of("fault_us_per_folio_total", fault, "us", method),
+                 "unmap_us_per_folio": Cost.of("unmap_us_per_folio", unmap, "us", method)}
+        if zero is not None:  # the fault's own work: less zeroing the folio at the measured bandwidth
+            zeroing = kb * 1024 / (zero.value * 1e9) * 1e6
+            costs["fault_us_per_folio"] = Cost.of("fault_us_per_folio", np.maximum(fault - zeroing, 0.0), "us",
+                                                  method + f"; less {zeroing:.3f} us of zeroing at zero_gb_s")
+        profile.per_size[kb] = costs
+
+
+def measure_compression(profile: Profile, m, rounds: int, nbytes: int = 64 << 20, compressors=None,
+                        runner=subprocess.run) -> None:
+    """Per compressor: a zram device of this run's own (not swap), usemem's
+    data written to it with O_DIRECT, its CPU per page and mm_stat's ratio
+    (orig_data_size / compr_data_size, Documentation/admin-guide/blockdev/zram.rst)."""
+    for comp in compressors or zram_compressors(m.root):
+        zid = m.make_zram(comp, max(nbytes * 2, 64 << 20), swap=False)
+        dev = f"/dev/zram{zid}"
+        rows = run_probe("blockwrite", dev, nbytes, "--rounds", rounds,
+                         keys=("write_us_per_page", "cpu_us_per_page"), runner=runner)
+        mm_stat = m.read(m.path(f"/sys/block/zram{zid}/mm_stat")).split()
+        orig, compr = int(mm_stat[0]), int(mm_stat[1])
+        m.drop("zram", zid)
+        m.created.remove(("zram", zid))
+        if compr <= 0:
+            raise ProbeError(f"zram{zid} ({comp}): mm_stat says {compr} compressed bytes after writing {orig}")
+        method = f"mmcost-probe blockwrite: {nbytes >> 20} MiB of usemem's data to a private zram ({comp}), O_DIRECT"
+        profile.per_compressor[comp] = {
+            "zram_write_us_per_page": Cost.of("zram_write_us_per_page", [r["write_us_per_page"] for r in rows], "us",
+                                            method),
+            "compression_ratio": Cost.of("compression_ratio", [orig / compr], "1", method + "; mm_stat"),
+        }
+
+
+# --- the profile file ---------------------------------------------------------------------------
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v) if np.isfinite(v) else ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(v, int):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if v is None:
+        return '""'
+    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _cost_table(header: str, c: Cost) -> list[str]:
+    return [f"[{header}]", f"value = {c.value!r}", f"sd = {c.sd!r}", f"unit = {_toml_value(c.unit)}",
+            f"rounds = {_toml_value(list(c.rounds))}", f"method = {_toml_value(c.method)}", ""]
+
+
+def to_toml(profile: Profile) -> str:
+    """The profile as TOML: [machine] (the description), [costs.<name>],
+    [fault.<size>K.<name>], [compressor.<name>.<cost>], notes."""
+    d = profile.description
+    lines = ["# mmcost machine profile (mmcost measure machine): per-primitive costs of one machine,", "[machine]"]
+    for k, v in d.items():
+        if isinstance(v, dict):
+            continue
+        lines.append(f"{k} = {_toml_value(v)}")
+    lines.append(f"notes = {_toml_value(profile.notes)}")
+    lines.append("")
+    for k, v in d.items():
+        if isinstance(v, dict):
+            lines += [f"[machine.{k}]", *(f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()), ""]
+    for name, c in profile.costs.items():
+        lines += _cost_table(f'costs."{name}"', c)
+    for kb, costs in profile.per_size.items():
+        for name, c in costs.items():
+            lines += _cost_table(f'fault."{kb}K"."{name}"', c)
+    for comp, costs in profile.per_compressor.items():
+        for name, c in costs.items():
+            lines += _cost_table(f'compressor."{comp}"."{name}"', c)
+    return "\n".join(lines)
+
+
+def _costs(table: dict, where: str) -> dict[str, Cost]:
+    out = {}
+    for name, t in table.items():
+        for key in ("value", "sd", "unit"):
+            if key not in t:
+                raise ValueError(f"profile: {where}.{name} has no {key!r}")
+        value, sd = t["value"], t["sd"]
+        if not isinstance(value, (int, float)) or not np.isfinite(value) or not isinstance(sd, (int, float)) \
+                or not np.isfinite(sd) or sd < 0:
+            raise ValueError(f"profile: {where}.{name} needs a finite value and a finite sd >= 0, got "
+                             f"value={value!r}, sd={sd!r}")
+        out[name] = Cost(name, float(value), float(sd), str(t["unit"]), tuple(t.get("rounds", ())),
+                         str(t.get("method", "")))
+    return out
+
+
+def load(path: str | Path) -> Profile:
+    """A profile written by :func:`to_toml` (``mmcost measure machine --out``)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise ValueError(f"profile: cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"profile: {path} is not TOML: {exc}") from None
+    if "machine" not in data:
+        raise ValueError(f"profile: {path} has no [machine] table: not an mmcost machine profile")
+    machine = dict(data["machine"])
+    notes = machine.pop("notes", [])
+    profile = Profile(machine, _costs(data.get("costs", {}), "costs"), notes=list(notes))
+    for size, costs in data.get("fault", {}).items():
+        if not re.fullmatch(r"\d+K", size):
+            raise ValueError(f"profile: fault.{size}: a folio size is written like 64K")
+        profile.per_size[int(size[:-1])] = _costs(costs, f"fault.{size}")
+    for comp, costs in data.get("compressor", {}).items():
+        profile.per_compressor[comp] = _costs(costs, f"compressor.{comp}")
+    return profile
