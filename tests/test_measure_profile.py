@@ -1,0 +1,136 @@
+"""mmcost measure machine: the probe's output read, costs summarised, profiles written and read."""
+
+import math
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from mmcost.measure import profile as P
+
+
+def test_a_cost_is_the_median_and_the_robust_spread():
+    rounds = [10.0, 11.0, 9.0, 10.5, 30.0]  # one outlier
+    c = P.Cost.of("x_us", rounds, "us", "m")
+    assert c.value == 10.5  # the median, not the mean (14.1)
+    # MAD about 10.5: |-.5, .5, -1.5, 0, 19.5| -> median 0.5; x 1.4826
+    assert c.sd == pytest.approx(1.4826 * 0.5)
+    assert c.rel_spread == pytest.approx(1.4826 * 0.5 / 10.5)
+    with pytest.raises(P.ProbeError, match="x_us"):
+        P.Cost.of("x_us", [1.0, float("nan")], "us", "m")
+
+
+@pytest.mark.parametrize("text,match", [
+    ("", "no rounds"),
+    ("round=0 zero_gb_s=5.0\n", "lacks"),
+    ("round=0 zero_gb_s=5.0 copy_gb_s=\n", "line 1 is not a round"),
+    ("round=0 zero_gb_s=5.0 copy_gb_s=6.0\nSegmentation fault\n", "line 2 is not a round"),
+    ("round=0 zero_gb_s=5.0 copy_gb_s=6.0 extra\n", "line 1"),
+])
+def test_garbled_probe_output_is_refused_naming_the_line(text, match):
+    with pytest.raises(P.ProbeError, match=match):
+        P.parse_rounds(text, ("zero_gb_s", "copy_gb_s"))
+
+
+def test_probe_output_is_read_in_its_units():
+    rows = P.parse_rounds("round=0 zero_gb_s=5.5 copy_gb_s=6.25\nround=1 zero_gb_s=1e1 copy_gb_s=7\n",
+                          ("zero_gb_s", "copy_gb_s"))
+    assert rows == [{"round": 0, "zero_gb_s": 5.5, "copy_gb_s": 6.25}, {"round": 1, "zero_gb_s": 10.0, "copy_gb_s": 7.0}]
+
+
+def fake_probe(lines):
+    """A runner that answers every probe call with ``lines``."""
+    def run(cmd, **kwargs):
+        return subprocess.CompletedProcess(cmd, 0, stdout="".join(lines), stderr="")
+    return run
+
+
+def test_ipi_costs_from_the_shootdown_rounds(monkeypatch):
+    monkeypatch.setattr(P, "probe_path", lambda: "mmcost-probe")
+    # 1 IPI per zap; the sender takes 6 us more with the target, the target loses 2 us per IPI
+    lines = [f"round={i} targets=1 ops=100 sender_us={8 + d} sender_base_us=2 tlb_irqs=1 target_lost_us={2 + d}\n"
+             for i, d in enumerate([0.0, 0.1, -0.1])]
+    prof = P.Profile({})
+    P.measure_ipi(prof, [0, 1], 3, 100, runner=fake_probe(lines))
+    assert prof.costs["ipi_sender_extra_us"].value == pytest.approx(6.0)
+    assert prof.costs["ipi_target_us"].value == pytest.approx(2.0)
+    assert prof.costs["ipi_sender_us"].value == pytest.approx(4.0)  # less the ack wait
+    # targets that took no IPI (descheduled, lazy TLB) give no cost, and a note saying why
+    quiet = [f"round={i} targets=1 ops=100 sender_us=2.1 sender_base_us=2 tlb_irqs=0.03 target_lost_us=-1\n"
+             for i in range(3)]
+    prof = P.Profile({})
+    P.measure_ipi(prof, [0, 1], 3, 100, runner=fake_probe(quiet))
+    assert prof.costs == {} and "not running the mm" in prof.notes[0]
+
+
+def test_a_failing_probe_says_what_it_printed(monkeypatch):
+    monkeypatch.setattr(P, "probe_path", lambda: "mmcost-probe")
+    def run(cmd, **kwargs):
+        return subprocess.CompletedProcess(cmd, 1, stdout="", stderr="mmcost-probe: pin to CPU 7: Invalid argument")
+    with pytest.raises(P.ProbeError, match="pin to CPU 7"):
+        P.measure_bandwidth(P.Profile({}), 3, runner=run)
+
+
+def test_a_profile_reads_back_as_written(tmp_path):
+    prof = P.Profile({"cpu": 'Xeon "quoted"', "vcpus": 2, "virtualized": True, "loadavg_1m": float("nan"),
+                      "mthp_kb": [16, 64], "flags": {"pcid": True, "invlpgb": False}},
+                     notes=["one note"])
+    prof.costs["ipi_target_us"] = P.Cost.of("ipi_target_us", [2.0, 2.5, 3.0], "us", "shootdown")
+    prof.per_size[64] = {"fault_us_per_folio": P.Cost.of("fault_us_per_folio", [5.0, 6.0], "us", "fault")}
+    prof.per_compressor["lzo-rle"] = {"compression_ratio": P.Cost.of("compression_ratio", [2.6], "1", "mm_stat")}
+    path = tmp_path / "p.toml"
+    path.write_text(P.to_toml(prof))
+    back = P.load(path)
+    assert back.description["cpu"] == 'Xeon "quoted"' and back.description["flags"] == {"pcid": True, "invlpgb": False}
+    assert math.isnan(back.description["loadavg_1m"]) and back.notes == ["one note"]
+    assert back.costs["ipi_target_us"] == prof.costs["ipi_target_us"]
+    assert back.per_size[64]["fault_us_per_folio"].value == 5.5
+    assert back.per_compressor["lzo-rle"]["compression_ratio"].value == 2.6
+
+
+@pytest.mark.parametrize("text,match", [
+    ("[costs.x]\nvalue = 1.0\nsd = 0.1\nunit = 'us'\n", r"no \[machine\]"),
+    ("[machine]\n[costs.x]\nvalue = 1.0\nunit = 'us'\n", r"costs.x has no 'sd'"),
+    ("[machine]\n[costs.x]\nvalue = nan\nsd = 0.1\nunit = 'us'\n", r"costs.x needs a finite value"),
+    ("[machine]\n[costs.x]\nvalue = 1.0\nsd = -0.1\nunit = 'us'\n", r"costs.x needs"),
+    ("[machine]\n[fault.64k.x]\nvalue = 1.0\nsd = 0.1\nunit = 'us'\n", r"fault.64k"),
+    ("[machine\n", "not TOML"),
+])
+def test_a_bad_profile_is_refused_naming_the_table(tmp_path, text, match):
+    path = tmp_path / "p.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        P.load(path)
+
+
+def test_the_description_comes_from_procfs_and_sysfs(tmp_path):
+    files = {
+        "proc/cpuinfo": "processor\t: 0\nmodel name\t: Test CPU @ 2.0GHz\nflags\t\t: fpu pcid invpcid hypervisor\n",
+        "sys/devices/system/cpu/vulnerabilities/meltdown": "Mitigation: PTI\n",
+        "proc/sys/kernel/osrelease": "6.18.0-test\n",
+        "proc/loadavg": "0.25 0.10 0.05 1/100 42\n",
+        "sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled": "never\n",
+        "sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled": "never\n",
+        "sys/block/zram0/comp_algorithm": "lzo [lz4] zstd\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    d = P.describe(tmp_path)
+    assert d["cpu"] == "Test CPU @ 2.0GHz" and d["virtualized"] and d["pti"]
+    assert d["flags"]["pcid"] and d["flags"]["invpcid"] and not d["flags"]["invlpgb"]
+    assert d["kernel"] == "6.18.0-test" and d["mthp_kb"] == [64, 2048] and d["loadavg_1m"] == 0.25
+    assert d["zram_compressors"] == ["lzo", "lz4", "zstd"] and d["lru_gen"] is False
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="the handoff needs two CPUs")
+def test_the_packaged_probe_runs_and_prints_its_units():
+    """The real probe, one short round each: its output parses, in plausible units."""
+    prof = P.Profile({})
+    P.measure_bandwidth(prof, 1, nbytes=8 << 20)
+    P.measure_handoff(prof, [0, 1], 1, ops=20_000)
+    assert 0.05 < prof.costs["zero_gb_s"].value < 1000  # GB/s, not B/s or MB/s
+    assert 1 < prof.costs["handoff_ns"].value < 1e6  # ns per transfer
+    with pytest.raises(P.ProbeError, match="--rounds must be an integer"):
+        P.run_probe("bandwidth", 1 << 20, "--rounds", 0, keys=("zero_gb_s",))
