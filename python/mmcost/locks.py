@@ -461,14 +461,19 @@ class LockSystem(Mechanism):
         if len(set(names)) != len(names):
             raise ValueError(f"locks: duplicate lock names {names}")
         ticket = set()
+        stations = 0
         for i, lk in enumerate(self.locks):
             kind = LockKind(lk.kind)
             v.scalar(f"locks[{i}].handoff_us", lk.handoff_us)
             v.scalar(f"locks[{i}].handoff_per_waiter_us", lk.handoff_per_waiter_us)
-            if v.count(f"locks[{i}].partitions", lk.partitions) > 1 and kind == LockKind.TICKET:
+            parts = v.count(f"locks[{i}].partitions", lk.partitions)
+            v.at_most(f"locks[{i}].partitions", parts, v.MAX_STATIONS, "stations of the lock network")
+            stations += parts
+            if parts > 1 and kind == LockKind.TICKET:
                 raise ValueError(f"locks[{i}].partitions: a ticket lock cannot be partitioned in this model")
             if kind == LockKind.TICKET:
                 ticket.add(lk.name)
+        v.at_most("locks' partitions in all", stations, v.MAX_STATIONS, "stations of the lock network")
         known = set(names)
         sites = []
         for i, st in enumerate(self.stages):
@@ -811,6 +816,16 @@ class LockSystem(Mechanism):
         ops = v.count("ops", ops)
         warmup_ops = v.count("warmup_ops", warmup_ops, minimum=0)
         replications = v.count("replications", replications, minimum=2)
+        # sizes, before anything runs: a replication's events (each stage one, each critical section a
+        # second for its release, the interrupts during holds one each), the replications' counters, and
+        # the DES's wait queues (every partition of a lock has a slot for every CPU)
+        per_op = len(self.stages) + len(self.critical) + self.irq_rate_per_us * sum(c.hold.mean_us for c in self.critical)
+        what = f"{v.MAX_EVENTS:.0e} events per replication at about {per_op:.3g} per operation"
+        v.at_most("ops", ops, v.MAX_EVENTS / per_op, what)
+        v.at_most("warmup_ops + ops", warmup_ops + ops, v.MAX_EVENTS / per_op, what)
+        v.at_most("replications", replications, v.MAX_REPLICATIONS)
+        v.at_most("cpus x partitions", self.cpus * sum(int(lk.partitions) for lk in self.locks), v.MAX_TABLE_CELLS,
+                  "the simulation's wait queues, one slot per CPU in every partition of a lock")
         threads = v.count("threads", threads) if threads is not None else (os.cpu_count() or 1)
         seed = v.count("seed", seed, minimum=0)
         names = [lk.name for lk in self.locks]
