@@ -165,10 +165,14 @@ class LockResult:
     """Solver output. ``system``: throughput; ``locks``: per lock; ``sites``:
     per call site. Simulated results add ``<column>_ci99`` half-widths.
 
-    The wait columns mean what ``perf lock contention`` prints (Linux
-    ``tools/perf/builtin-lock.c``: ``avg_wait_time = wait_time_total /
-    nr_contended``; with BPF, ``util/bpf_lock_contention.c``:
-    ``total_time / count`` of contended acquisitions):
+    The wait columns mean what ``perf lock contention`` prints: its "avg
+    wait" is the total wait over the contended acquisitions (Linux
+    ``tools/perf/builtin-lock.c``: ``report_lock_acquired_event()`` and
+    ``combine_lock_stats()`` divide ``wait_time_total`` by ``nr_contended``,
+    ``report_lock_contention_end_event()`` by the count of
+    ``contention_end`` events; with BPF, ``util/bpf_lock_contention.c``
+    ``lock_contention_read()``: ``total_time / count``, both counted only
+    for acquisitions that waited):
 
     - ``contended_per_s``: acquisitions that found the lock held or queued
       (perf's "contended"); ``contended_pct`` of all acquisitions;

@@ -136,10 +136,12 @@ def perf_lock_contention(text, **context):
     since a caller can repeat).
 
     perf's "avg wait" is the total wait over the *contended* acquisitions
-    (``tools/perf/builtin-lock.c``: ``avg_wait_time = wait_time_total /
-    nr_contended``; with BPF, ``util/bpf_lock_contention.c``: ``total_time /
-    count``), which is what :class:`mmcost.locks.LockSystem` predicts as
-    ``lock_wait_avg_us``.
+    (``tools/perf/builtin-lock.c``: ``wait_time_total / nr_contended``, or
+    over the ``contention_end`` events; with BPF,
+    ``util/bpf_lock_contention.c`` ``lock_contention_read()``: ``total_time
+    / count``), which is what :class:`mmcost.locks.LockSystem` predicts as
+    ``lock_wait_avg_us``; its per-acquisition mean is
+    ``lock_wait_per_acquisition_us``.
 
     A line in the table that starts with a number but is not a complete row
     (a truncated or garbled row) is a :class:`ParseError` naming its line
