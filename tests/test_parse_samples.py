@@ -95,6 +95,48 @@ def test_interrupts_header_names_cpus():
     assert parse.interrupts_tlb(text)["cpu"].tolist() == [0, 2, 4]
 
 
+
+def test_interrupts_many_snapshots_equal_a_reference():
+    """A long log of /proc/interrupts snapshots (the parser was quadratic in
+    its input; benchmarks/bench_parse_interrupts.py prints the scaling): every
+    row's counts and CPU numbers equal the ones the text was written from."""
+    rng = np.random.default_rng(31)
+    lines, want = [], []  # want: (block, cpu, value, line)
+    for block in range(3000):
+        # the online CPUs differ between snapshots (hotplug): header of 2..6 CPUs
+        cpus = sorted(rng.choice(64, size=int(rng.integers(2, 7)), replace=False).tolist())
+        counts = rng.integers(0, 10**9, size=len(cpus)).tolist()
+        lines.append("        " + "  ".join(f"CPU{c}" for c in cpus))
+        lines.append("LOC:  " + "  ".join("1" for _ in cpus) + "   Local timer interrupts")
+        lines.append("TLB:  " + "  ".join(str(v) for v in counts) + "   TLB shootdowns")
+        want += [(block, c, v, len(lines)) for c, v in zip(cpus, counts)]
+    df = parse.interrupts_tlb("\n".join(lines) + "\n")
+    got = list(zip(df["block"], df["cpu"], df["value"], df["line"]))
+    assert len(lines) == 9000 and got == want
+
+
+def test_interrupts_work_is_linear_in_the_input():
+    """Counted, not timed: the Python and C calls made for 8x the snapshots
+    are at most about 8x (a per-row scan of the earlier words gave ~64x)."""
+    import sys
+
+    def calls(n):
+        text = ("      CPU0 CPU1 CPU2 CPU3\nTLB: 1 2 3 4  TLB shootdowns\n") * n
+        count = 0
+
+        def prof(frame, event, arg):
+            nonlocal count
+            count += 1
+
+        sys.setprofile(prof)
+        try:
+            parse.interrupts_tlb(text)
+        finally:
+            sys.setprofile(None)
+        return count
+
+    assert calls(400) < 10 * calls(50)
+
 # --- time ----------------------------------------------------------------------
 
 def test_time_bash():
