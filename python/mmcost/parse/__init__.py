@@ -6,7 +6,10 @@ every row (``variant="patched"``, ``folio_kb=64`` ...), and returns a DataFrame
 in the schema of :mod:`mmcost.schema` with ``printed`` (the text of the
 number), ``line`` (where it was read) and ``block`` (which repeated output).
 Unreadable, truncated or empty input raises :class:`ParseError` (a
-ValueError) naming the format and the line, never a partly filled frame.
+ValueError) naming the format and the line, never a partly filled frame; so
+does a line shaped like a record of the format with a word garbled or a
+number cut (``N byts / N usecs``, ``hugepages64kB/stats/...``), which is
+never skipped as prose.
 
 =====================  =====================================================
 function               format
