@@ -122,6 +122,13 @@ MTHP = "/sys/kernel/mm/transparent_hugepage/hugepages-{kb}kB/stats/{name}:{v}\n"
         # /proc/interrupts: the row label garbled
         ("interrupts_tlb", "TLB: 1 2 TLB shootdowns\nTBL: 3 4 TLB shootdowns\n", 2),
         ("interrupts_tlb", "TLB 3 4 TLB shootdowns\nTLB: 1 2 TLB shootdowns\n", 1),
+        # perf stat -x, / -j: a garbled or cut line among good ones
+        ("perf_stat", "15432,,context-switches,128006310000,100.00,,\n41275x3903,,dTLB-loads,1280,100.00,,\n", 2),
+        ("perf_stat", "15432,,context-switches,128006310000,100.00,,\n4127553903,,dTLB-loads,12800x,100.00,,\n", 2),
+        ("perf_stat", "15432,,context-switches,128006310000,100.00,,\n4127553903,,dTLB-loads\n", 2),
+        ("perf_stat", '{"counter-value" : "15432.000000", "unit" : "", "event" : "cs"}\n{"counter-value" : "41', 2),
+        ("perf_stat", '{"counter-value" : "15432.000000", "unit" : "", "event" : "cs"}\n'
+                      '{"counter-value" : "12x", "unit" : "", "event" : "cycles"}\n', 2),
         # markdown: a row's leading '|' lost
         ("markdown_table", "| a | b |\n|---|---|\n| x | 1 |\n y | 2 |\n| z | 3 |\n", 4),
     ],
