@@ -242,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--jobs", "-j", type=_int_in(1, 1024), default=1, metavar="N", help="studies run in N processes (default: 1)")
     rep.add_argument("--dpi", type=_int_in(10, 1200), default=100, help="resolution of the PNG figures (default: 100)")
     rep.add_argument("--cache", metavar="DIR", type=_nonempty_path, help="keep rendered studies here between runs "
-                     "(default: $XDG_CACHE_HOME/mmcost); a study reruns when its data or mmcost's code changes")
+                     "(default: $XDG_CACHE_HOME/mmcost); a study reruns when its data, mmcost's code, "
+                     "matplotlib's rcParams or a dependency's version changes")
     rep.add_argument("--no-cache", action="store_true", help="render every study afresh and keep nothing")
     rep.add_argument("--force", action="store_true", help="write into --out even if it is not empty")
     rep.set_defaults(func=_reproduce)

@@ -16,7 +16,7 @@ function               format
 =====================  =====================================================
 lkp_compare            LKP ``%stddev %change %stddev`` comparison block
 perf_lock_contention   ``perf lock contention`` table
-perf_stat              ``perf stat`` counter listing
+perf_stat              ``perf stat`` counters (as printed, ``-x,`` CSV, ``-j`` JSON)
 interrupts_tlb         ``TLB shootdowns`` row of ``/proc/interrupts``
 time_output            shell ``time`` (zsh, bash, GNU) and ``Sys time:`` lines
 sysbench               sysbench summary
