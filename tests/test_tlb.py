@@ -386,7 +386,7 @@ NEW_MECHANISMS = {
     "dirty folios": dict(cpus=6, reclaim_unmap_rate_per_s=6000.0, dirty_fraction=0.3),
     "per-PTE, task": dict(cpus=8, mm_cpus=4, policy="immediate", demotion_rate_per_s=1500.0, entries_per_folio=2,
                           sender_in_mm=True),
-    "one-folio promotions": dict(cpus=6, promotion_rate_per_s=1500.0, kernel="6.6"),
+    "one-folio promotions": dict(cpus=6, promotion_rate_per_s=1500.0, kernel="6.3"),  # flushed before v6.4
     "migrc, natural flushes": dict(cpus=6, policy="deferred", demotion_rate_per_s=6000.0,
                                    natural_flush_rate_per_s=40.0, reuse=Dist.deterministic(2000.0)),
     "INVLPGB batched": dict(cpus=8, cpu_model="zen3-epyc", demotion_rate_per_s=4000.0, other_round_rate_per_s=5.0),
