@@ -38,8 +38,8 @@ the kernel translations each IPI brings, and broadcast invalidation (arm64
 TLBI + DSB, x86 INVLPGB + TLBSYNC from v6.15). Kernel references:
 ``arch/x86/mm/tlb.c``, ``arch/arm64/include/asm/tlbflush.h`` (batched unmap
 since commit 43b3dfdd0455), ``mm/rmap.c`` (``set_tlb_ubc_flush_pending``,
-``try_to_unmap_flush_dirty``), commit 4d4b6d66db (no flush for PROT_NONE
-PTEs), and the migrc series (v9, Byungchul Park, linux-mm, April 2024).
+``try_to_unmap_flush_dirty``), commit 4d4b6d66db63 (v6.4: no flush for
+PROT_NONE PTEs), and the migrc series (v9, Byungchul Park, linux-mm, April 2024).
 
 Units: rates per second, costs in microseconds (``*_us``) or nanoseconds
 (``*_ns``), reuse times in microseconds (a :class:`~mmcost.locks.Dist`).
@@ -304,7 +304,7 @@ class TlbModel(Mechanism):
     Folios per second: ``promotion_rate_per_s`` (NUMA-hinting faults,
     ``do_numa_page`` -> ``migrate_misplaced_folio``, one folio each: their
     PTEs are PROT_NONE, so they need no flush when ``skip_inaccessible``,
-    commit 4d4b6d66db), ``demotion_rate_per_s`` (kswapd's
+    commit 4d4b6d66db63, v6.4), ``demotion_rate_per_s`` (kswapd's
     ``demote_folio_list``, taking ``migrate_fraction`` of each batch) and
     ``reclaim_unmap_rate_per_s`` (``shrink_folio_list`` -> ``try_to_unmap``,
     a flush per ``dirty_fraction`` folio before ``pageout()``; migrc never
