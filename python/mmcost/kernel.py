@@ -23,8 +23,9 @@ Raspberry Pi kernel reads ``6.6.31+rpt-rpi-v8``), but a word within a typo of
 a switch name is refused.
 
 Commits are the mainline ids (12 hex digits) where known; a change known by
-its series title only says so. The release a change landed in was checked
-against the trees before and at it (e.g. 4d4b6d66db63: absent from v6.3.8's
+its series title only says so. The releases of 4d4b6d66db63, 4b3ef9daa4fc,
+bd4c82c22c36 and PTI were read off the trees just before and at them (e.g.
+``pte_accessible()`` in ``set_tlb_ubc_flush_pending``: absent from v6.3.8's
 ``mm/rmap.c``, present in v6.4's). Changes the models would not read are not
 catalogued: the v6.18 swap table (the swap cache under the cluster lock
 instead of an xarray lock; series by Kairui Song) changes no station of
