@@ -237,3 +237,34 @@ def test_changes_to_a_whole_field_and_its_leaves_apply_in_order():
         assert _set_many(Outer(), changes) == expected
     assert _set_many(Outer(), [(a, 1.0), (inner, Inner(5.0, 6.0)), (b, 2.0)]) == Outer(Inner(5.0, 2.0))
     assert _set_many(Outer(), [(second_b, 3.0)]).pair == (Inner(), Inner(0.0, 3.0))
+
+
+def test_no_bundled_study_variant_pins_a_switch_a_kernel_column_sets():
+    """A study's kernel variants name their kernel (patches after '+'), so a row's kernel column
+    sets every switch; only what no kernel has (migrc's deferred flushing) is set as a field."""
+    from mmcost import studies
+    from mmcost.mechanism import Mechanism
+    from mmcost.swap_alloc_lock import SwapAllocLockModel
+
+    models = [studies.get(name).model() for name in studies.names()] + [SwapAllocLockModel()]
+    models = [m for m in models if isinstance(m, Mechanism)]  # (a study of a table model has no switches)
+    assert len(models) >= 10
+    for m in models:
+        switches = {n for n, lf in m.leaves.items() if lf.knob.kernel}
+        for name, over in m.variants.items():
+            assert not switches & set(over), (m.name, name, over)
+            assert over.get("policy") in (None, "deferred"), (m.name, name, over)
+
+
+def test_a_row_kernel_overrides_a_study_variant_and_the_model():
+    """migrc's 'before' is v6.9 itself: a row with kernel 6.2 flushes per PTE (before v6.3), a row
+    that also sets the switch keeps it; the 'per-folio' counterfactual is v6.9 without the batch."""
+    from mmcost import studies
+
+    m = studies.get("migrc_tlb").model()
+    policy = {k: m.configure(variant=v, **extra).flush_policy.value for k, v, extra in (
+        ("before", "before", {}), ("before 6.2", "before", {"kernel": "6.2"}), ("per-folio", "per-folio", {}),
+        ("6.2, switch on", "before", {"kernel": "6.2", "batched_migration_flush": True}),
+        ("after 6.2", "after", {"kernel": "6.2"}))}
+    assert policy == {"before": "batched", "before 6.2": "immediate", "per-folio": "immediate",
+                      "6.2, switch on": "batched", "after 6.2": "deferred"}

@@ -304,3 +304,30 @@ def test_unfitted_costs_say_so():
     r = SwapModel().solve()
     assert "unfitted" in r.note and "unfitted" in str(r) and "<table>" in r._repr_html_()
     assert math.isfinite(r["swapout_kib_s"])
+
+
+def test_swap_cache_trunks_from_v4_11_and_whole_pmd_thp_writes_from_v4_14():
+    """4b3ef9daa4fc (one swap cache address_space per 64 MiB, v4.11): v4.10's per-device tree lock
+    is a station with its two call sites, v4.11's is not. bd4c82c22c36 (v4.14) writes a PMD THP
+    whole; v4.13 still split it before pageout(): the same as v4.14 with the switch off."""
+    sites = {k: set(small(kernel=k).solve().details["locks"].sites.index) for k in ("4.10", "4.11")}
+    assert {"__add_to_swap_cache", "__remove_mapping"} <= sites["4.10"]
+    assert not {"__add_to_swap_cache", "__remove_mapping"} & sites["4.11"]
+    thp = dict(folio_kb=2048, madvise=True)
+    assert not small(**thp, kernel="4.13").switch("swap_whole_pmd_thp")
+    assert small(**thp, kernel="4.14").switch("swap_whole_pmd_thp")
+    split = small(**thp, kernel="4.13").solve()["swapout_kib_s"]
+    assert split == pytest.approx(small(**thp, kernel="4.14", swap_whole_pmd_thp=False).solve()["swapout_kib_s"])
+    assert small(**thp, kernel="4.14").solve()["swapout_kib_s"] > 2 * split
+
+
+def test_arch_and_cpu_model_of_different_architectures_are_refused_both_ways():
+    with pytest.raises(ValueError, match=r"arch='arm64'.*cpu_model='generic-x86'"):
+        small(arch="arm64")
+    with pytest.raises(ValueError, match=r"arch='x86'.*cpu_model='ampere-altra'"):
+        small(cpu_model="ampere-altra", arch="x86")
+    altra = small(cpu_model="ampere-altra")
+    assert altra.arch == "arm64"
+    with pytest.raises(ValueError, match=r"arch='x86'.*cpu_model='ampere-altra'"):
+        altra.configure(arch="x86")  # a fit made on the Altra preset asked about x86
+    assert altra.configure(arch="x86", cpu_model="generic-x86").arch == "x86"

@@ -386,7 +386,7 @@ NEW_MECHANISMS = {
     "dirty folios": dict(cpus=6, reclaim_unmap_rate_per_s=6000.0, dirty_fraction=0.3),
     "per-PTE, task": dict(cpus=8, mm_cpus=4, policy="immediate", demotion_rate_per_s=1500.0, entries_per_folio=2,
                           sender_in_mm=True),
-    "one-folio promotions": dict(cpus=6, promotion_rate_per_s=1500.0, kernel="6.6"),
+    "one-folio promotions": dict(cpus=6, promotion_rate_per_s=1500.0, kernel="6.3"),  # flushed before v6.4
     "migrc, natural flushes": dict(cpus=6, policy="deferred", demotion_rate_per_s=6000.0,
                                    natural_flush_rate_per_s=40.0, reuse=Dist.deterministic(2000.0)),
     "INVLPGB batched": dict(cpus=8, cpu_model="zen3-epyc", demotion_rate_per_s=4000.0, other_round_rate_per_s=5.0),
@@ -495,3 +495,74 @@ def test_migrc_exponential_reuse_matches_the_integral_to_arbitrary_precision(lam
 def test_migrc_pending_integral_beyond_its_range_is_an_error_not_a_nan():
     with pytest.raises(ValueError, match="reuse"):
         deferred_flush_rate(1e9, 0.0, Dist.exponential(1e9), 1)  # 1e9 calls/s, reuse 1000 s: a = 1e12
+
+
+# --- kernel eras: each change at the release it landed in (mmcost.kernel) ------------------------
+def test_prot_none_promotions_need_no_flush_from_v6_4():
+    """4d4b6d66db63 (set_tlb_ubc_flush_pending skips an inaccessible PTE) landed in v6.4: v6.3
+    flushes each NUMA-hinting promotion (one folio, one batch flush of its own), v6.4 none."""
+    base = dict(cpus=8, promotion_rate_per_s=1000.0)
+    assert TlbModel(**base, kernel="6.3").analytic().rate("flushes") == pytest.approx(1000.0)
+    assert TlbModel(**base, kernel="6.4").analytic().rate("flushes") == 0
+
+
+def test_pti_is_the_kernels_from_v4_15_on_a_meltdown_cpu():
+    """Mainline PTI (aa8c6248f8c7) is v4.15: a 4.7 or 4.14 kernel on Skylake-SP has none, so a
+    single-page flush is one INVLPG, not the kernel's and the user PCID's two. A stable backport
+    is named as a patch; the field wins over both."""
+    base = dict(cpus=4, cpu_model="skylake-sp", policy="immediate", demotion_rate_per_s=1000.0)
+    plain = TlbModel(**base, kernel="4.14").analytic().rate("invlpg")
+    assert plain == pytest.approx(1000.0 * 4 / 4)  # every CPU of the mm flushes each folio's one entry
+    assert not TlbModel(**base, kernel="4.7").pti_on and not TlbModel(**base, kernel="4.14").pti_on
+    assert TlbModel(**base, kernel="4.15").analytic().rate("invlpg") == pytest.approx(2 * plain)
+    assert TlbModel(**base, kernel="4.14+pti").pti_on and TlbModel(**base, kernel="4.7", pti=True).pti_on
+    assert not TlbModel(**{**base, "cpu_model": "xeon-8255c"}, kernel="4.15").pti_on  # Cascade Lake: no Meltdown
+
+
+def test_invlpgb_is_off_under_pti_from_v6_16_and_in_a_kvm_guest():
+    """v6.15 used INVLPGB with PTI forced on (pti=on on Zen 3); 94a17f2dc90b (v6.16) clears the
+    feature when PTI is on. KVM does not expose INVLPGB to a guest: a guest flushes by IPI."""
+    m = TlbModel(cpus=16, cpu_model="zen3-epyc", demotion_rate_per_s=3200.0, pti=True)
+    assert m.replace(kernel="6.15").broadcast_on and not m.replace(kernel="6.16").broadcast_on
+    assert m.replace(kernel="6.16").analytic().rate("shootdowns") == pytest.approx(100.0 * 15 / 16)
+    guest = TlbModel(cpus=16, cpu_model="zen3-epyc", demotion_rate_per_s=3200.0, kernel="6.18", virtualized=True)
+    assert not guest.broadcast_on and guest.replace(virtualized=False).broadcast_on
+    assert guest.replace(invlpgb=True).broadcast_on  # a hypervisor that exposes it: the field says so
+
+
+# --- a row's kernel sets the switches it leaves empty ----------------------------------------------
+def test_a_row_kernel_sets_the_migration_flush_of_a_fitted_model():
+    """Migration flushed each PTE at once before v6.3 and once per batch from v6.3 (7e12beb8ca2a).
+    A model that pinned its era (policy and switch, as study variants did) and was fitted follows
+    each row's kernel; a switch the row sets itself wins over the row's kernel. By hand, 8 CPUs
+    all running the mm, 32-folio calls at R folios/s: a batched call is one round to 7 CPUs,
+    R/32 x 7/8 shootdowns per CPU-second; per PTE R x 7/8."""
+    import pandas as pd
+
+    pinned = TlbModel(cpus=8, kernel="6.9", policy="batched", batched_migration_flush=True,
+                      demotion_rate_per_s=3200.0, batch_folios=32)
+    rows = pd.DataFrame(dict(metric="tlb_shootdowns_per_s", value=[6400 / 32 * 7 / 8] * 2, stddev=1.0))
+    fit = pinned.fit(rows, free=["demotion_rate_per_s"])
+    assert fit.params["demotion_rate_per_s"] == pytest.approx(6400.0)
+    ask = pd.DataFrame(dict(metric=["folios_per_flush"] * 3 + ["tlb_shootdowns_per_s"] * 2,
+                            kernel=["6.2", "6.3", "6.2", "6.2", "6.3"],
+                            batched_migration_flush=[None, None, True, None, None]))
+    best = fit.predict(ask)["best"].to_numpy()
+    np.testing.assert_allclose(best, [1.0, 32.0, 32.0, 6400 * 7 / 8, 6400 / 32 * 7 / 8], rtol=1e-9)
+    # migrc's deferral is in no kernel: a row's kernel leaves it
+    assert pinned.replace(policy="deferred").configure(kernel="6.2").flush_policy.value == "deferred"
+    assert pinned.configure(kernel="6.2", policy="batched").flush_policy.value == "batched"
+
+
+# --- arch and cpu_model agree ----------------------------------------------------------------------
+def test_arch_and_cpu_model_of_different_architectures_are_refused_both_ways():
+    with pytest.raises(ValueError, match=r"arch='arm64'.*cpu_model='skylake-sp'"):
+        TlbModel(arch="arm64", cpu_model="skylake-sp")
+    with pytest.raises(ValueError, match=r"arch='x86'.*cpu_model='ampere-altra'"):
+        TlbModel(arch="x86", cpu_model="ampere-altra")
+    assert TlbModel(cpu_model="ampere-altra").arch.value == "arm64"  # arch left empty: the preset's
+    altra = TlbModel(cpu_model="ampere-altra", cpus=8, demotion_rate_per_s=1000.0)
+    with pytest.raises(ValueError, match=r"arch='x86'.*cpu_model='ampere-altra'"):
+        altra.configure(arch="x86")  # a row asking x86 of an Altra model names a preset too
+    x86 = altra.configure(cpu_model="generic-x86")  # a row's preset brings its arch
+    assert x86.arch.value == "x86" and x86.costs.irq_us == pytest.approx(2500 / 2.5e3)

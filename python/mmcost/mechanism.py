@@ -16,6 +16,9 @@ configuration and solves it. Subclassing :class:`Mechanism` makes it a
   each distinct configuration is solved once;
 - leaves declared with ``knob(kernel=True)`` default to ``None`` and take
   their value from :func:`mmcost.kernel.features` of the ``kernel`` leaf;
+  a row's ``kernel`` column sets every switch the row does not set itself
+  (the model's or its variant's pins give way), and a row's ``cpu_model``
+  sets its ``arch`` unless the row sets both;
 - leaves a subclass derives from tables (CPU presets, compressors) default
   to ``None`` and are filled in; when a row changes what they derive from
   (``cpu_model``, ``compressor`` ...), a value moves in proportion to the two
@@ -742,11 +745,18 @@ class Mechanism(Model):
         the scales: at other parameter values a row moves its leaves alike."""
         over = {k: v for k, v in overrides.items() if not missing(v)}
         variant = over.pop("variant", None)
+        row = set(over)
         if variant is not None and self.variants:
             if variant not in self.variants:
                 raise ValueError(f"variant: {variant!r} is not one of this model's variants {list(self.variants)}")
             over = {**self.variants[variant], **over}
         over = {k: v for k, v in over.items() if k in self.leaves}
+        if "kernel" in over:  # the switches follow the row's kernel (or its variant's) unless set with it
+            over.update(self._kernel_followers(row if "kernel" in row else set(over)))
+        if "cpu_model" in over and "arch" not in over and "arch" in self.leaves:
+            from .cpu_models import get
+
+            over["arch"] = get(over["cpu_model"]).arch  # a preset names its architecture
         if not over:
             return self, frozenset(), {}
         old_t = self.table_values()
@@ -768,6 +778,13 @@ class Mechanism(Model):
             if moved:
                 new = new.set(**moved)
         return new, frozenset(over), scales
+
+    def _kernel_followers(self, explicit) -> dict:
+        """Leaves a ``kernel`` set with ``explicit`` leaves resets to None, so
+        they take that kernel's values: every kernel switch not in
+        ``explicit`` (a subclass adds a choice that stands for one)."""
+        return {lf.name: None for lf in self.leaves.values()
+                if lf.knob.kernel and lf.name not in explicit and self.get(lf.name) is not None}
 
     def _solved(self, key, overrides):
         cache = self.__dict__.get("_cache")

@@ -8,9 +8,14 @@ goes to ``<out>/report.md`` and the figures beside it (PNG and SVG).
 Each study is rendered on its own (:func:`study_output`: its report lines,
 its figure files as bytes, its held-out frame), so studies run in parallel
 processes (``jobs``) and their outputs are cached across runs
-(``joblib.Memory``), keyed on the study's data folder, the package's code and
-the figure resolution: change a measurement or a model and that study runs
-again, change nothing and the report is rebuilt from the cache.
+(``joblib.Memory``), keyed on everything a study's output depends on
+(:func:`render_fingerprint`): the package's code and its data files (where
+an editable install keeps them, outside the package folder too, read afresh
+at every call, so a changed CSV is seen within one process), matplotlib's
+effective rcParams (a matplotlibrc or ``rcParams`` change redraws the
+figures), the versions of Python and of mmcost's dependencies, and the
+figure resolution: change a measurement, a model, a style or a library and
+that study runs again, change nothing and the report is rebuilt from the cache.
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ import io
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -110,12 +114,76 @@ def _digest_tree(root, h) -> None:
             h.update(p.read_bytes())
 
 
-@lru_cache(maxsize=1)
+def _roots() -> list:
+    """The folders the package's files live in: ``mmcost`` and the data the
+    studies read (:func:`mmcost.datasets` ``_root``), which an editable
+    install maps outside the package folder (``<repo>/data``)."""
+    roots = []
+    for r in (files("mmcost"), datasets._root()):
+        try:  # a folder inside another one is hashed with it
+            inside = any(Path(str(r)).resolve().is_relative_to(Path(str(o)).resolve()) for o in roots)
+        except (OSError, ValueError):
+            inside = False
+        if not inside:
+            roots.append(r)
+    return roots
+
+
 def code_fingerprint() -> str:
     """A hash of the package as installed: every file of it (the Python
-    modules, the compiled core, the bundled data) and its version."""
+    modules, the compiled core) and of the bundled data wherever the install
+    keeps it, and its version. Read afresh at every call (about 20 ms): a
+    file changed since the last call changes it within the same process."""
     h = hashlib.sha256(__version__.encode())
-    _digest_tree(files("mmcost"), h)
+    for root in _roots():
+        h.update(str(root).encode())
+        _digest_tree(root, h)
+    return h.hexdigest()
+
+
+#: rcParams that choose where figures are shown, not how they are drawn to a file
+_RC_IGNORED = ("backend", "interactive", "toolbar", "timezone", "webagg.", "tk.", "macosx.", "figure.raise_window")
+
+
+def _rc_fingerprint() -> str:
+    """A hash of matplotlib's effective rcParams (from the matplotlibrc, the
+    style and any ``rcParams`` change made in this process)."""
+    import matplotlib
+
+    h = hashlib.sha256()
+    for key in sorted(matplotlib.rcParams):
+        if not key.startswith(_RC_IGNORED):
+            h.update(f"{key}={matplotlib.rcParams[key]!r}\n".encode())
+    return h.hexdigest()
+
+
+def _dependency_versions() -> str:
+    """Python's version and the installed versions of mmcost's dependencies."""
+    import importlib.metadata as md
+    import re
+    import sys
+
+    parts = [sys.version]
+    try:
+        requires = md.requires("mmcost") or []
+    except md.PackageNotFoundError:  # run from a source tree without an install
+        requires = []
+    names = sorted({re.match(r"[A-Za-z0-9_.-]+", r).group(0) for r in requires if "extra ==" not in r})
+    for name in names or ["numpy", "scipy", "pandas", "matplotlib", "joblib"]:
+        try:
+            parts.append(f"{name}=={md.version(name)}")
+        except md.PackageNotFoundError:
+            parts.append(f"{name} missing")
+    return "\n".join(parts)
+
+
+def render_fingerprint() -> str:
+    """What a rendered study depends on besides its name and dpi: the code
+    and data (:func:`code_fingerprint`), matplotlib's rcParams and the
+    dependency versions. The cache key of :func:`run`'s studies."""
+    h = hashlib.sha256(code_fingerprint().encode())
+    h.update(_rc_fingerprint().encode())
+    h.update(_dependency_versions().encode())
     return h.hexdigest()
 
 
@@ -135,7 +203,7 @@ def _cached_study(cache_dir: Path | None):
     def cached(name: str, dpi: int, fingerprint: str) -> StudyOutput:  # the fingerprint is part of the key
         return study_output(name, dpi)
 
-    return lambda name, dpi: cached(name, dpi, code_fingerprint())
+    return lambda name, dpi: cached(name, dpi, render_fingerprint())
 
 
 def _one(name: str, dpi: int, cache_dir: Path | None) -> StudyOutput:

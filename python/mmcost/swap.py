@@ -227,7 +227,7 @@ class SwapModel(Mechanism):
                                        doc="swap allocation under si->lock or per-cluster locks (v6.14)")
     slot_lock_partitions: int | None = knob(None, kind="int", doc="allocation locks; None: 1, or cpus per-cluster")
     swapcache_lock_partitions: int | None = knob(None, kind="int", kernel=True,
-                                                 doc="contended swap cache tree locks (0: not contended, v4.10)")
+                                                 doc="contended swap cache tree locks (0: not contended, v4.11)")
     writeback_tags: bool | None = knob(None, kind="bool", kernel=True, doc="radix-tree writeback tags (before v4.9)")
     pcp_high_order: bool | None = knob(None, kind="bool", kernel=True,
                                        doc="per-CPU page lists also cache orders 1-3 and the pageblock order (v5.13)")
@@ -236,7 +236,7 @@ class SwapModel(Mechanism):
     lru_lock_scope: str | None = knob(None, kind="str", kernel=True, choices=("zone", "node", "lruvec"),
                                       doc="what one LRU lock covers: a zone (to v4.7), a node (v4.8), a lruvec (v5.11)")
     swap_whole_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="mTHP below PMD size swapped out whole")
-    swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.13)")
+    swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.14)")
     anon_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="anonymous mTHP faults exist (v6.8)")
     batched_split_flush: bool | None = knob(None, kind="bool", kernel=True,
                                             doc="a split's PTE unmaps flushed once, not one by one (v6.8)")
@@ -414,6 +414,8 @@ class SwapModel(Mechanism):
         from .kernel import parse_version
 
         parse_version(self.kernel)
+        if self.cpu_model is not None and self.arch is not None:  # (see cpu_models.check_arch)
+            cpu_models.check_arch(self.arch, self.cpu_model)
 
     def table_values(self) -> dict:
         cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch or "x86")
@@ -1008,7 +1010,7 @@ class SwapModel(Mechanism):
         at_device = 0.0  # writers waiting for the block device, off-CPU (Little's law)
         if info["device_us"] > 0 and "device" in res.lock_values:  # (a lane without the station has device_us 0)
             row = res.lock_values["device"]
-            at_device = (row["wait_avg_us"] + info["device_us"]) * row["acquisitions_per_s"] / 1e6
+            at_device = (row["wait_per_acquisition_us"] + info["device_us"]) * row["acquisitions_per_s"] / 1e6
         # kswapd's CPU is no writer's: time(1) leaves it out, and where kswapd shares the writers' CPUs it
         # takes that time from them
         kswapd_cpus = 0.0 if self._kswapd_cpus()[1] else info["kswapd_us"] * x / 1e6

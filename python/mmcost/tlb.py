@@ -38,8 +38,8 @@ the kernel translations each IPI brings, and broadcast invalidation (arm64
 TLBI + DSB, x86 INVLPGB + TLBSYNC from v6.15). Kernel references:
 ``arch/x86/mm/tlb.c``, ``arch/arm64/include/asm/tlbflush.h`` (batched unmap
 since commit 43b3dfdd0455), ``mm/rmap.c`` (``set_tlb_ubc_flush_pending``,
-``try_to_unmap_flush_dirty``), commit 4d4b6d66db (no flush for PROT_NONE
-PTEs), and the migrc series (v9, Byungchul Park, linux-mm, April 2024).
+``try_to_unmap_flush_dirty``), commit 4d4b6d66db63 (v6.4: no flush for
+PROT_NONE PTEs), and the migrc series (v9, Byungchul Park, linux-mm, April 2024).
 
 Units: rates per second, costs in microseconds (``*_us``) or nanoseconds
 (``*_ns``), reuse times in microseconds (a :class:`~mmcost.locks.Dist`).
@@ -304,7 +304,7 @@ class TlbModel(Mechanism):
     Folios per second: ``promotion_rate_per_s`` (NUMA-hinting faults,
     ``do_numa_page`` -> ``migrate_misplaced_folio``, one folio each: their
     PTEs are PROT_NONE, so they need no flush when ``skip_inaccessible``,
-    commit 4d4b6d66db), ``demotion_rate_per_s`` (kswapd's
+    commit 4d4b6d66db63, v6.4), ``demotion_rate_per_s`` (kswapd's
     ``demote_folio_list``, taking ``migrate_fraction`` of each batch) and
     ``reclaim_unmap_rate_per_s`` (``shrink_folio_list`` -> ``try_to_unmap``,
     a flush per ``dirty_fraction`` folio before ``pageout()``; migrc never
@@ -325,23 +325,37 @@ class TlbModel(Mechanism):
     ``reference_fast_mem_mb`` set, the migration rates (given at the
     reference) scale with the share of a uniformly accessed working set that
     lives in slow memory. Costs (:class:`TlbCosts`) left ``None`` come from
-    ``cpu_model`` (:mod:`mmcost.cpu_models`); ``skip_inaccessible`` left
-    ``None`` from the ``kernel``.
+    ``cpu_model`` (:mod:`mmcost.cpu_models`); the switches left ``None``
+    (``skip_inaccessible``, ``pti``, ``invlpgb``, ``batched_migration_flush``
+    ...) from the ``kernel``, and so does ``policy``: a row's ``kernel``
+    column sets every one the row leaves empty.
+
+    ``arch`` and ``cpu_model`` must agree: ``arch="arm64"`` with an x86
+    preset is a ValueError naming both, not a switch to the other
+    architecture's generic preset. The preset carries the clock, the TLB
+    sizes and the cycle costs a fit's values are ratios to; a generic
+    preset in its place is a machine nobody named, and a warning repeated
+    over a band's thousands of draws is easy to miss. A row that names
+    only a ``cpu_model`` takes its arch (``cpu_model="ampere-altra"`` is
+    arm64); a row that names only an ``arch`` the model's preset is not
+    must name a preset too (``cpu_model="generic-x86"``).
     """
 
     name: str = field(default="tlb", kw_only=True)
     cpus: int = knob(16, unit="count", doc="CPUs of the machine (all run the mm unless mm_cpus says)")
-    arch: Arch = knob(Arch.X86, kind="str", choices=("x86", "arm64"),
-                      aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")))
+    arch: Arch | None = knob(None, kind="str", choices=("x86", "arm64"),
+                             aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")),
+                             doc="None: the cpu_model's, else x86 (a cpu_model of the other arch is an error)")
     policy: Policy | None = knob(None, kind="str", choices=tuple(p.value for p in Policy),
-                                 doc="migration's flush; None: the kernel's (batched from v6.3, else immediate)")
+                                 doc="migration's flush; None: the kernel's batched_migration_flush (batched from "
+                                     "v6.3, else immediate); 'deferred' is migrc, in no kernel")
     virtualized: bool = knob(False, doc="a KVM guest: IPIs exit, page walks are 2-D")
     cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS))
-    kernel: str = knob("6.18", doc="selects skip_inaccessible when it is None")
+    kernel: str = knob("6.18", doc="selects every switch left None (mmcost.kernel)")
     promotion_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios promoted per second (NUMA hinting)")
     demotion_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios demoted per second (kswapd)")
     reclaim_unmap_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios unmapped by reclaim per second")
-    skip_inaccessible: bool | None = knob(None, kind="bool", kernel=True, doc="no flush for PROT_NONE PTEs (v6.8)")
+    skip_inaccessible: bool | None = knob(None, kind="bool", kernel=True, doc="no flush for PROT_NONE PTEs (v6.4)")
     batch_folios: int = knob(32, unit="count", doc="folios per migration/reclaim call")
     entries_per_folio: int = knob(1, unit="count", doc="TLB entries per folio")
     flush_ceiling: int = knob(33, unit="count", doc="tlb_single_page_flush_ceiling")
@@ -368,10 +382,14 @@ class TlbModel(Mechanism):
                                    doc="share of the batch_folios isolated folios that a migration call takes")
     dirty_fraction: float = knob(1.0, unit="1", upper=1.0, doc="reclaimed folios unmapped from a dirty PTE")
     # --- what one flush invalidates
-    pti: bool | None = knob(None, kind="bool", doc="page-table isolation; None: the cpu_model's Meltdown status")
+    pti: bool | None = knob(None, kind="bool", kernel=True,
+                            doc="page-table isolation; None: the kernel's (v4.15) on a cpu_model with Meltdown")
     invpcid: bool = knob(True, doc="INVPCID: a user single-entry flush under PTI stays single")
     invlpgb: bool | None = knob(None, kind="bool", kernel=True,
-                                doc="x86 INVLPGB flushing; None: kernel >= 6.15 on a cpu_model that has it")
+                                doc="x86 INVLPGB flushing; None: kernel >= 6.15 on a cpu_model that has it, not in "
+                                    "a KVM guest, not under PTI from v6.16")
+    invlpgb_with_pti: bool | None = knob(None, kind="bool", kernel=True,
+                                         doc="INVLPGB stays on under PTI (v6.15 only: 94a17f2dc90b, v6.16, turns it off)")
     batched_migration_flush: bool | None = knob(None, kind="bool", kernel=True,
                                                 doc="policy None: migration batches its flush (v6.3)")
     batched_unmap_flush: bool | None = knob(None, kind="bool", kernel=True,
@@ -448,15 +466,18 @@ class TlbModel(Mechanism):
 
     def check(self) -> None:
         v.count("cpus", self.cpus)
-        if self.policy is None:
-            object.__setattr__(self, "policy", Policy.BATCHED if self.switch("batched_migration_flush")
-                               else Policy.IMMEDIATE)
+        if self.arch is None:
+            object.__setattr__(self, "arch", cpu_models.get(self.cpu_model).arch if self.cpu_model else "x86")
         for name, enum_type in (("arch", Arch), ("policy", Policy)):
             val = getattr(self, name)
+            if val is None:
+                continue
             try:
                 object.__setattr__(self, name, enum_type(val))
             except ValueError:
                 raise ValueError(f"{name} must be one of {[e.value for e in enum_type]}, got {val!r}") from None
+        if self.cpu_model is not None:
+            cpu_models.check_arch(self.arch.value, self.cpu_model)
         for name in ("virtualized", "sender_in_mm", "invpcid", "tlbi_range", "lazyfree"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
@@ -466,7 +487,7 @@ class TlbModel(Mechanism):
             v.scalar(name, getattr(self, name))
         if lanes.any_of(v.scalar("writable_fraction", self.writable_fraction) > 1):
             raise ValueError(f"writable_fraction must be in [0, 1], got {self.writable_fraction}")
-        for name in ("pti", "invlpgb", "batched_migration_flush", "batched_unmap_flush",
+        for name in ("pti", "invlpgb", "invlpgb_with_pti", "batched_migration_flush", "batched_unmap_flush",
                      "flush_dirty_before_pageout", "pv_ipi", "batched_lazyfree_unmap"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool or None, got {type(getattr(self, name)).__name__}")
@@ -492,7 +513,7 @@ class TlbModel(Mechanism):
         if not isinstance(self.reuse, Dist):
             raise TypeError(f"reuse must be a mmcost.locks.Dist, got {type(self.reuse).__name__}")
         self.reuse.check("reuse")
-        if self.policy is Policy.DEFERRED and self.reuse.kind != "empirical" and lanes.any_of(self.reuse.mean_us <= 0):
+        if self.flush_policy is Policy.DEFERRED and self.reuse.kind != "empirical" and lanes.any_of(self.reuse.mean_us <= 0):
             raise ValueError("reuse.mean_us must be > 0 under the deferred policy")
         if not isinstance(self.costs, TlbCosts):
             raise TypeError(f"costs must be a TlbCosts, got {type(self.costs).__name__}")
@@ -512,6 +533,14 @@ class TlbModel(Mechanism):
             from .kernel import parse_version
 
             parse_version(self.kernel)
+
+    def _kernel_followers(self, explicit) -> dict:
+        # a batched or immediate policy is what batched_migration_flush gives: it follows the kernel too;
+        # deferred (migrc) is in no kernel and stays
+        out = super()._kernel_followers(explicit)
+        if "policy" not in explicit and self.policy in (Policy.BATCHED, Policy.IMMEDIATE):
+            out["policy"] = None
+        return out
 
     def replace(self, **changes) -> TlbModel:
         """A changed copy (validated again)."""
@@ -536,20 +565,39 @@ class TlbModel(Mechanism):
         return cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch.value)
 
     @property
+    def flush_policy(self) -> Policy:
+        """Migration's flush: ``policy``, else the kernel's: batched from v6.3
+        (``batched_migration_flush``), per PTE before."""
+        if self.policy is not None:
+            return self.policy
+        return Policy.BATCHED if self.switch("batched_migration_flush") else Policy.IMMEDIATE
+
+    @property
     def pti_on(self) -> bool:
-        """Page-table isolation: the field, else the preset's Meltdown status (x86 only)."""
+        """Page-table isolation (x86 only): the field, else the kernel's
+        (``pti``: mainline v4.15; a stable backport is a ``+pti`` patch) with
+        ``pti=auto``, which isolates on a CPU with X86_BUG_CPU_MELTDOWN (the
+        preset's ``meltdown``; ``pti_check_boottime_disable``)."""
         if self.arch is not Arch.X86:
             return False
-        return bool(self.pti) if self.pti is not None else self._cpu.meltdown
+        if self.pti is not None:
+            return bool(self.pti)
+        return bool(self.switch("pti")) and self._cpu.meltdown
 
     @property
     def broadcast_on(self) -> bool:
-        """x86 INVLPGB flushing: the field, else kernel >= 6.15 on a preset that has INVLPGB."""
+        """x86 INVLPGB flushing: the field, else the kernel's (v6.15,
+        4afeb0ed1753) where the CPU advertises INVLPGB: a preset that has it,
+        not in a KVM guest (KVM does not expose the CPUID bit), and not under
+        PTI from v6.16 (94a17f2dc90b: ``pti_check_boottime_disable`` clears
+        X86_FEATURE_INVLPGB)."""
         if self.arch is not Arch.X86:
             return False
         if self.invlpgb is not None:
             return bool(self.invlpgb)
-        return bool(self.switch("invlpgb")) and self._cpu.invlpgb
+        if not (self.switch("invlpgb") and self._cpu.invlpgb) or self.virtualized:
+            return False
+        return not self.pti_on or bool(self.switch("invlpgb_with_pti"))
 
     @property
     def mm_cpus_eff(self) -> float:
@@ -692,15 +740,16 @@ class TlbModel(Mechanism):
         r["calls"] = lam + lam_p + lam_r
         r["folios"] = lam * fill + lam_p + lam_r * b
         # reclaim: batched since v4.3 (x86) / v6.5 (arm64), one flush per dirty folio
-        if self.policy is Policy.IMMEDIATE or not self.switch("batched_unmap_flush"):
+        policy = self.flush_policy
+        if policy is Policy.IMMEDIATE or not self.switch("batched_unmap_flush"):
             page_flushes(lam_r * b * e, in_mm)
         else:
             per_call = self.reclaim_flushes_per_call
             batch_flush(lam_r * per_call, b / per_call, in_mm)
-        if self.policy is Policy.IMMEDIATE:
+        if policy is Policy.IMMEDIATE:
             page_flushes(lam * fill * e, in_mm)
             page_flushes(lam_p * e, True, own=True)
-        elif self.policy is Policy.BATCHED:
+        elif policy is Policy.BATCHED:
             batch_flush(lam, fill, in_mm)
             batch_flush(lam_p, 1.0, True, own=True)
         else:
@@ -844,7 +893,7 @@ class TlbModel(Mechanism):
         qs = [Quantity("tlb_shootdowns_per_s", value, "1/(CPU s)", lo, hi),
               Quantity("tlb_overhead_pct", 100 * u, "%", 100 * u, 100 * u)]
         qs += [Quantity(k, float(x), units.get(k, "count"), float(x), float(x)) for k, x in run.items()]
-        title = f"{self.arch.value}, {self.policy.value} flushing, {self.cpus} CPUs" + (", KVM guest" if self.virtualized else "")
+        title = f"{self.arch.value}, {self.flush_policy.value} flushing, {self.cpus} CPUs" + (", KVM guest" if self.virtualized else "")
         if u >= 1.0:  # (TlbResult.saturated)
             title += f" (saturated: TLB maintenance takes {u:.0%} of every CPU)"
         return Result(tuple(qs), res.solver, 0.99 if res.solver == "simulated" else 1.0, bool(self.fitted_on), title,
@@ -878,7 +927,7 @@ class TlbModel(Mechanism):
             bar = tqdm(total=replications, desc="tlb DES", leave=False)
         params = _core.tlb.TlbSimParams(
             cpus=self.cpus, arch=_core.tlb.Arch.__members__[self.arch.value],
-            policy=_core.tlb.Policy.__members__[self.policy.value], call_rate=self.call_rate_per_s,
+            policy=_core.tlb.Policy.__members__[self.flush_policy.value], call_rate=self.call_rate_per_s,
             reclaim_call_rate=self.reclaim_call_rate_per_s, batch_folios=self.batch_folios,
             entries_per_folio=self.entries_per_folio, flush_ceiling=self.flush_ceiling,
             writable_fraction=self.writable_fraction, natural_flush_rate=self.natural_flush_rate_per_s,
@@ -1203,7 +1252,7 @@ class TlbResult:
         """The reclaimer's flush time per folio: a page flush per PTE, or its
         share of the batch's flushes (one per dirty folio, one at the end)."""
         m = self.model
-        if m.policy is Policy.IMMEDIATE or not m.switch("batched_unmap_flush"):
+        if m.flush_policy is Policy.IMMEDIATE or not m.switch("batched_unmap_flush"):
             return m.entries_per_folio * self.flush_sender_us("page", 1.0, remote_only)
         b, per_call = m.batch_folios, m.reclaim_flushes_per_call
         return per_call / b * self.flush_sender_us("batch", b / per_call, remote_only)
@@ -1213,10 +1262,10 @@ class TlbResult:
         share of the call's batch flush (under migrc only the writable calls'
         flush; the deferred one is paid later by the reusing task)."""
         m = self.model
-        if m.policy is Policy.IMMEDIATE:
+        if m.flush_policy is Policy.IMMEDIATE:
             return m.entries_per_folio * self.flush_sender_us("page", 1.0, remote_only)
         fill = m.migration_fill
-        share = 1.0 if m.policy is Policy.BATCHED else m._writable_call_share
+        share = 1.0 if m.flush_policy is Policy.BATCHED else m._writable_call_share
         return share * self.flush_sender_us("batch", fill, remote_only) / fill
 
     def flush_sender_us_per_folio(self, remote_only: bool = False) -> float:
@@ -1290,7 +1339,7 @@ class TlbResult:
 
     def __repr__(self) -> str:
         m = self.model
-        return (f"TlbResult({self.solver}, {m.arch.value}, {m.policy.value}, {m.cpus} CPUs: "
+        return (f"TlbResult({self.solver}, {m.arch.value}, {m.flush_policy.value}, {m.cpus} CPUs: "
                 f"{self.rate('shootdowns'):.4g} shootdowns/CPU/s, {self.rate('full_flushes'):.4g} full flushes/CPU/s, "
                 f"overhead {self.overhead:.3%})")
 

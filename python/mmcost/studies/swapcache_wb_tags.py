@@ -2,7 +2,7 @@
 
 Mechanism: :class:`mmcost.swap.SwapModel` as that kernel ran (``kernel =
 "4.7"``: the profile's ``shrink_zone_memcg`` predates v4.8's node LRU): one
-swap cache tree lock per swap device (before v4.10's 64 MiB trunks), taken
+swap cache tree lock per swap device (before v4.11's 64 MiB trunks), taken
 with interrupts off at ``__add_to_swap_cache`` and ``__remove_mapping`` and,
 with writeback tags, at ``__test_set_page_writeback`` and
 ``test_clear_page_writeback``; no per-CPU slot cache (v4.11), so every page
