@@ -103,7 +103,9 @@ def test_every_setting_reads_the_same_afterwards(tmp_path, no_root_check, monkey
     rows = run(root, runner)
     assert state(root) == before  # every mTHP size back to its mode, no memcg left behind
     assert (root / "sys/class/zram-control/hot_remove").read_text() == "7"  # its own zram device removed
-    assert set(rows["run"]) == {"4k-p1-m32-lzo-rle-r0", "64k-p1-m32-lzo-rle-r0"}
+    ids = set(rows["run"])
+    assert {i.split("-", 2)[2] for i in ids} == {"4k-p1-m32-lzo-rle-r0", "64k-p1-m32-lzo-rle-r0"}
+    assert len({i.split("-", 2)[0] + i.split("-", 2)[1] for i in ids}) == 1  # one invocation's prefix
     assert rows.loc[rows["metric"] == "usemem_throughput_kib_s", "value"].tolist() == [436906.0, 436906.0]
     swapons = [c for c in runner.commands if c[0] == "swapon"]
     swapoffs = [c for c in runner.commands if c[0] == "swapoff"]
