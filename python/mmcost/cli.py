@@ -45,29 +45,36 @@ def _size(option: str, text: str) -> int:
 
 def _measure_swapout(args: argparse.Namespace) -> int:
     from .measure import MeasureError, swapout
+    from .measure.swapout_runs import Stopped
 
     try:
         processes = [_integer("--processes", x) for x in _list(args.processes)]
-        memcg_mb = [int(_size("--memcg", x) / 2**20) for x in _list(args.memcg)]
-        rows = swapout(folio_kb=_list(args.folio), processes=processes, memcg_mb=memcg_mb, devices=_list(args.device),
-                       bytes_per_process=args.bytes, reps=args.reps, out=args.out, madvise=args.madvise,
-                       usemem=args.usemem, dry_run=args.dry_run, seed=args.seed)
+        memcg_mb = [_size("--memcg", x) / 2**20 for x in _list(args.memcg)]
+        bad = [x for x, mb in zip(_list(args.memcg), memcg_mb) if mb < 1 or mb != int(mb)]
+        if bad:
+            raise ValueError(f"--memcg: {bad[0]!r} is not a whole number of MiB >= 1 (like 256M)")
+        rows = swapout(folio_kb=_list(args.folio), processes=processes, memcg_mb=[int(mb) for mb in memcg_mb],
+                       devices=_list(args.device), bytes_per_process=_size("--bytes", args.bytes), reps=args.reps,
+                       out=args.out, madvise=args.madvise, usemem=args.usemem, dry_run=args.dry_run, seed=args.seed)
     except (MeasureError, ValueError) as exc:
         print(f"mmcost measure: {exc}", file=sys.stderr)
         return 2
+    except Stopped as exc:  # SIGTERM / SIGHUP: the settings were restored on the way out
+        print(f"mmcost measure: {exc}; every setting restored (runs so far are in {args.out})", file=sys.stderr)
+        return 128 + exc.signum
     if not args.dry_run:
         print(f"{rows['run'].nunique() if len(rows) else 0} runs, {len(rows)} rows appended to {args.out}")
     return 0
 
 
 def _measure_verify(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from .measure import verify
 
+    from .measure.verify import read_runs
+
     try:
-        runs = pd.read_csv(args.runs)
-        out = verify(runs, args.fit)
+        runs = read_runs(args.runs)
+        out = verify(runs, args.fit, free=_list(args.free))
     except OSError as exc:
         print(f"mmcost measure verify: --runs {args.runs}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -78,6 +85,17 @@ def _measure_verify(args: argparse.Namespace) -> int:
     if args.figure:
         out["figure"].savefig(args.figure)
         print(f"wrote {args.figure}")
+    return 0
+
+
+def _measure_restore(args: argparse.Namespace) -> int:
+    from .measure import MeasureError, restore
+
+    try:
+        restore(dry_run=args.dry_run)
+    except (MeasureError, ValueError, OSError) as exc:
+        print(f"mmcost measure restore: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -117,7 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--runs", default="runs.csv", help="rows of mmcost measure swapout (default: runs.csv)")
     ve.add_argument("--fit", default="processes == 1", help="pandas query of the runs to fit (default: processes == 1)")
     ve.add_argument("--figure", metavar="PNG", help="also write throughput vs folio size with the band")
+    ve.add_argument("--free", default="reclaim_us_per_folio,core_write_gb_s", metavar="NAMES",
+                    help="the swap model's fields to fit, comma-separated (default: reclaim_us_per_folio,core_write_gb_s)")
     ve.set_defaults(func=_measure_verify)
+    rs = msub.add_parser("restore", help="undo what a killed swapout run left changed, as its journal names it (root)")
+    rs.add_argument("--dry-run", action="store_true", help="print what would be restored; change nothing")
+    rs.set_defaults(func=_measure_restore)
     return parser
 
 

@@ -401,14 +401,15 @@ def recover(m: Machine, journal, entries: list[dict], say=print) -> list[str]:
 
 
 def restore(*, root: str | Path = "/", journal: str | Path | None = None, dry_run: bool = False,
-            say=print) -> list[str]:
+            say=print, machine: Machine | None = None) -> list[str]:
     """``mmcost measure restore``: undo what a killed ``mmcost measure swapout`` left
     changed, as its journal names it (only that is touched); returns what was
     done. Refuses while a live run holds the journal. ``dry_run`` prints what
     would be restored and changes nothing."""
     from .journal import JOURNAL, Journal, JournalBusy, pending
 
-    m = Machine(root=root, dry_run=dry_run, log=say)
+    m = machine or Machine(root=root, dry_run=dry_run, log=say)
+    dry_run = m.dry_run
     j = Journal(journal if journal is not None else m.path(JOURNAL), root=m.root)
     if dry_run:
         entries = j.read()

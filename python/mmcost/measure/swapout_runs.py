@@ -347,7 +347,7 @@ def _check_out(out) -> bool:
                          f"{theirs[diff:diff + 3]} where it writes {RUN_COLUMNS[diff:diff + 3]}); appending would "
                          "shift them. Write to a new file")
     if last != b"\n":
-        n = sum(1 for _ in open(path, "rb"))
+        n = path.read_bytes().count(b"\n") + 1
         raise ValueError(f"out: {path} ends in an incomplete line {n} (a run killed while writing it?): "
                          "remove that line or write to a new file")
     return True
