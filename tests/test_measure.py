@@ -640,3 +640,18 @@ def test_a_real_run_stopped_by_sigterm_restores_itself(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM and "stopped by SIGTERM; every setting restored" in err
     assert _real_state() == before
     assert Path(JOURNAL).read_text() == ""
+
+
+def test_a_dry_run_says_what_the_journal_holds_and_changes_nothing(tmp_path, no_root_check):
+    root = fake_root(tmp_path)
+    pid = kill_a_run(root)
+    files = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    lines = []
+    swapout(folio_kb=["64K"], processes=[1], memcg_mb=[32], bytes_per_process="64M", reps=1, progress=False,
+            machine=Machine(root=root, dry_run=True, log=lines.append, run=FakeRunner()))
+    assert f"names changes that pid {pid} left: a real run would restore them first" in lines[0]
+    lines.clear()
+    restore(machine=Machine(root=root, dry_run=True, log=lines.append), say=lines.append)
+    assert lines[0].startswith("would undo memcg") and lines[1:3] == ["would undo swapon /dev/zram7", "would undo zram 7"]
+    assert len(lines) == 3 + 3  # and the three mTHP sizes' modes
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == files

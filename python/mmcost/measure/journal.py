@@ -96,6 +96,20 @@ class Journal:
         self.fd = fd
         return self.read()
 
+    def held(self) -> bool:
+        """Whether a live run holds the journal (asked without taking it, changing nothing)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
     def release(self) -> None:
         if self.fd is not None:
             os.close(self.fd)  # drops the flock

@@ -413,6 +413,10 @@ def restore(*, root: str | Path = "/", journal: str | Path | None = None, dry_ru
     j = Journal(journal if journal is not None else m.path(JOURNAL), root=m.root)
     if dry_run:
         entries = j.read()
+        if j.held():
+            say(f"a live run (pid {Journal.header(entries).get('pid', '?')}) holds {j.path}: restore would refuse "
+                "(it restores its own settings when it ends or gets SIGTERM)")
+            return []
         created, written, unnumbered = pending(entries)
         if not created and not written and not unnumbered:
             say(f"nothing to restore: {j.path} names no change")

@@ -47,7 +47,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import parse, schema
-from .journal import JOURNAL, Journal, JournalBusy
+from .journal import JOURNAL, Journal, JournalBusy, pending
 from .machine import Machine, MeasureError, recover
 
 #: The columns of a runs CSV, in order (see docs/reproduce.md, "The runs schema").
@@ -385,9 +385,12 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
     j = Journal(journal if journal is not None else m.path(JOURNAL), root=m.root)
     if m.dry_run:
         left = j.read()
-        if left and any(e.get("op") != "begin" for e in left):
-            m.log(f"{j.path} names changes a run left (pid {Journal.header(left).get('pid', '?')}): a real run would "
-                  "restore them first, or refuse while that run is alive (see mmcost measure restore --dry-run)")
+        pid = Journal.header(left).get("pid", "?")
+        if j.held():
+            m.log(f"a run (pid {pid}) holds {j.path}: a real run would be refused while it runs")
+        elif any(pending(left)):
+            m.log(f"{j.path} names changes that pid {pid} left: a real run would restore them first "
+                  "(mmcost measure restore --dry-run lists them)")
     else:
         m.check_root()
         try:
