@@ -388,9 +388,9 @@ def test_a_second_run_is_refused_while_one_holds_the_journal(tmp_path, no_root_c
                                        (dict(folio_kb=["0K"]), "folio_kb")])
 def test_bad_arguments_are_refused_before_the_machine_is_touched(tmp_path, no_root_check, kw, field):
     root = fake_root(tmp_path)
-    files = {p: p.read_bytes() for p in root.rglob("*")  if p.is_file()}
+    files = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     runner = FakeRunner()
-    args = dict(folio_kb=["64K"], processes=[1], memcg_mb=[32], bytes_per_process="64M", reps=1, **{})
+    args = dict(folio_kb=["64K"], processes=[1], memcg_mb=[32], bytes_per_process="64M", reps=1)
     args.update(kw)
     with pytest.raises(ValueError, match=f"^{field}: "):
         swapout(**args, progress=False, machine=machine(root, runner))
@@ -652,6 +652,7 @@ def test_a_dry_run_says_what_the_journal_holds_and_changes_nothing(tmp_path, no_
     assert f"names changes that pid {pid} left: a real run would restore them first" in lines[0]
     lines.clear()
     restore(machine=Machine(root=root, dry_run=True, log=lines.append), say=lines.append)
-    assert lines[0].startswith("would undo memcg") and lines[1:3] == ["would undo swapon /dev/zram7", "would undo zram 7"]
+    assert lines[0].startswith("would undo memcg")
+    assert lines[1:3] == ["would undo swapon /dev/zram7", "would undo zram 7"]
     assert len(lines) == 3 + 3  # and the three mTHP sizes' modes
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == files

@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--fit", default="processes == 1", help="pandas query of the runs to fit (default: processes == 1)")
     ve.add_argument("--figure", metavar="PNG", help="also write throughput vs folio size with the band")
     ve.add_argument("--free", default="reclaim_us_per_folio,core_write_gb_s", metavar="NAMES",
-                    help="the swap model's fields to fit, comma-separated (default: reclaim_us_per_folio,core_write_gb_s)")
+                    help="the swap model's fields to fit, comma-separated "
+                    "(default: reclaim_us_per_folio,core_write_gb_s)")
     ve.set_defaults(func=_measure_verify)
     rs = msub.add_parser("restore", help="undo what a killed swapout run left changed, as its journal names it (root)")
     rs.add_argument("--dry-run", action="store_true", help="print what would be restored; change nothing")

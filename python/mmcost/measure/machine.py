@@ -10,7 +10,7 @@ writes to a memcg or a zram device it did not create. With ``dry_run`` it
 prints each change instead of making it. With a :class:`~mmcost.measure.journal.Journal`
 each change is also written to disk (and fsync'd) before it is made, and each
 undo after it is made, so that a run killed by SIGKILL can be restored by the
-next one (:func:`restore_journal`).
+next one or by ``mmcost measure restore`` (:func:`restore`).
 
 Controls (Documentation/admin-guide/mm/transhuge.rst, blockdev/zram.rst,
 cgroup-v1/memory.rst and cgroup-v2.rst):
@@ -153,7 +153,8 @@ class Machine:
         if offered is not None:
             missing = [c for c in compressors if c not in offered]
             if missing:
-                raise MeasureError(f"compressor(s) {missing} are not offered by this kernel's zram ({' '.join(offered)})")
+                raise MeasureError(f"compressor(s) {missing} are not offered by this kernel's zram "
+                                   f"({' '.join(offered)})")
         avail = self.meminfo_kb().get("MemAvailable")
         if avail is not None and bytes_needed > 0.8 * avail * 1024:
             raise MeasureError(f"the run needs {bytes_needed / 2**30:.1f} GiB (writers + zram) but only "
@@ -260,7 +261,8 @@ class Machine:
             done = self.run(["swapoff", str(what)], check=False, capture_output=True)
             if self.swapped_on(str(what)):
                 err = getattr(done, "stderr", b"") or b""
-                raise MeasureError(f"swapoff {what} failed: {err.decode(errors='replace').strip() if isinstance(err, bytes) else err}")
+                err = err.decode(errors="replace") if isinstance(err, bytes) else str(err)
+                raise MeasureError(f"swapoff {what} failed: {err.strip()}")
             said = f"{what}: swapped off"
         elif kind == "zram":
             dev = self.path(f"/sys/block/zram{what}")

@@ -77,7 +77,11 @@ def size_bytes(text) -> int:
     """'1536M' / '1G' / 805306368 -> bytes."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return int(text)
-    return size_kb(text) * 1024 if re.search(r"[kKmMgG]", str(text)) else int(text)
+    if re.search(r"[kKmMgG]", str(text)):
+        return size_kb(text) * 1024
+    if not re.fullmatch(r"\s*\d+\s*", str(text)):
+        raise ValueError(f"not a size: {text!r} (expected bytes, or e.g. 256M, 1G)")
+    return int(text)
 
 
 @dataclass(frozen=True)
@@ -342,7 +346,8 @@ def _check_out(out) -> bool:
         last = f.read(1)
     if header != ",".join(RUN_COLUMNS):
         theirs = header.split(",")
-        diff = next((i for i, (a, b) in enumerate(zip(theirs, RUN_COLUMNS)) if a != b), min(len(theirs), len(RUN_COLUMNS)))
+        diff = next((i for i, (a, b) in enumerate(zip(theirs, RUN_COLUMNS)) if a != b),
+                    min(len(theirs), len(RUN_COLUMNS)))
         raise ValueError(f"out: {path} has other columns than this version writes (from column {diff + 1}: "
                          f"{theirs[diff:diff + 3]} where it writes {RUN_COLUMNS[diff:diff + 3]}); appending would "
                          "shift them. Write to a new file")
@@ -370,13 +375,24 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
 
     ``journal``: the journal file (default ``/run/mmcost/swapout.journal`` under
     ``root``); every run on one machine must use the same one to be kept apart."""
-    kbs = _positive_ints("folio_kb", [size_kb(k) for k in folio_kb], minimum=4)
-    processes = _positive_ints("processes", list(processes), maximum=4096)
+    def many(x):  # one value or several: "64K" is one size, not three characters
+        return [x] if isinstance(x, (str, int, float)) else list(x)
+
+    folio_kb, processes, memcg_mb, devices = many(folio_kb), many(processes), many(memcg_mb), many(devices)
+    def sized(name, convert, x):
+        try:
+            return convert(x)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+
+    kbs = _positive_ints("folio_kb", [sized("folio_kb", size_kb, k) for k in folio_kb], minimum=4)
+    processes = _positive_ints("processes", processes, maximum=4096)
     reps = _positive_ints("reps", reps)[0]
-    nbytes = size_bytes(bytes_per_process)
+    nbytes = sized("bytes_per_process", size_bytes, bytes_per_process)
     if not nbytes >= 4096:
         raise ValueError(f"bytes_per_process: {bytes_per_process!r} is less than one page (4096 bytes)")
-    limits = _positive_ints("memcg_mb", [int(size_bytes(x) / 2**20) if isinstance(x, str) else x for x in memcg_mb])
+    limits = _positive_ints("memcg_mb", [sized("memcg_mb", size_bytes, x) / 2**20 if isinstance(x, str) else x
+                                         for x in memcg_mb])
     m = machine or Machine(root=root, dry_run=dry_run)
     invocation = invocation_id()
     runs = matrix(kbs, processes, limits, devices, reps, seed)
