@@ -41,6 +41,8 @@ REQUIRED = ("run", "metric", "value", "folio_kb", "processes")
 #: The configuration shown in the text table's own columns; the others vary by section.
 SHOWN = ("folio_kb", "processes", "memcg_mb", "compressor")
 THROUGHPUT, IPIS = "usemem_throughput_kib_s", "tlb_shootdowns_per_swapped_page"
+#: Below this many IPIs per page, measured and predicted alike, a ratio says nothing (printed ~0)
+TINY = 0.01
 
 
 def read_runs(path) -> pd.DataFrame:
@@ -221,7 +223,8 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     flat = (table["hi"] - table["lo"]).abs() <= 1e-9 * table["best"].abs()
     table["tol"] = np.where(flat, np.maximum(tolerance * table["best"].abs(), spread), np.nan)
     banded = (table["lo"] <= table["measured"]) & (table["measured"] <= table["hi"])
-    table["in_band"] = np.where(flat, (table["measured"] - table["best"]).abs() <= table["tol"], banded)
+    tiny = (table["measured"].abs() < TINY) & (table["best"].abs() < TINY)  # printed ~0: both next to nothing
+    table["in_band"] = np.where(flat, tiny | ((table["measured"] - table["best"]).abs() <= table["tol"]), banded)
     table["in_band"] = table["in_band"].astype(bool)
     return dict(fit=fit, table=table, text=_text(table, fit_query, interval, tolerance),
                 figure=_figure(fit, rows, table, interval, cols))
@@ -254,7 +257,7 @@ def _text(table: pd.DataFrame, fit_query: str, interval: float, tolerance: float
         for r in part.itertuples():
             name = "KiB/s/proc" if r.metric.startswith("usemem") else "IPIs/page"
             fmt = "{:>10.4g}"
-            tiny = abs(r.measured) < 0.01 and abs(r.best) < 0.01  # ~0 IPIs per page: a ratio says nothing
+            tiny = abs(r.measured) < TINY and abs(r.best) < TINY  # ~0 IPIs per page: a ratio says nothing
             err = "    ~0 " if tiny else f"{r.error_pct:>+6.1f}%"
             memcg = f"{int(r.memcg_mb):>5}M" if "memcg_mb" in table.columns and pd.notna(r.memcg_mb) else f"{'-':>6}"
             comp = str(r.compressor)[:7] if "compressor" in table.columns else "-"
@@ -265,14 +268,14 @@ def _text(table: pd.DataFrame, fit_query: str, interval: float, tolerance: float
     if len(tp):
         lines.append(f"throughput: median |error| {tp['error_pct'].abs().median():.1f}%, "
                      f"{int(tp['in_band'].sum())}/{len(tp)} measured means inside the band")
-    ipi = table[(table["metric"] == IPIS) & (table["measured"].abs() >= 0.01)]
+    ipi = table[(table["metric"] == IPIS) & (table["measured"].abs() >= TINY)]
     if len(ipi):
         lines.append(f"IPIs/page (never fitted): median |error| {ipi['error_pct'].abs().median():.1f}%")
     if table["tol"].notna().any():
         lines += textwrap.wrap(f"IPIs/page: no fitted cost moves them, so their band has no width; their 'in' "
                                f"says the measured mean is within {tolerance:.0%} of the model, or the model within "
                                f"the runs' own {interval:.0%} interval of their mean (Student t), whichever is "
-                               "wider.", 80)
+                               f"wider, or both are below {TINY:g} (~0).", 80)
     return "\n".join(lines)
 
 
