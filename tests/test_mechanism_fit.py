@@ -237,3 +237,28 @@ def test_changes_to_a_whole_field_and_its_leaves_apply_in_order():
         assert _set_many(Outer(), changes) == expected
     assert _set_many(Outer(), [(a, 1.0), (inner, Inner(5.0, 6.0)), (b, 2.0)]) == Outer(Inner(5.0, 2.0))
     assert _set_many(Outer(), [(second_b, 3.0)]).pair == (Inner(), Inner(0.0, 3.0))
+
+
+def test_a_configuration_column_is_bounded_by_the_field_not_by_a_fits_parameter_bounds():
+    """A study narrows a fitted rate to [0.5, 5e7] and a prior's rate to <= 200/s: a row asking
+    about 0.1 demotions/s or 500 other rounds/s is a configuration, answered as the unbounded
+    mechanism answers it; only the field's own validation (a rate >= 0) refuses a row."""
+    truth = dict(demotion_rate_per_s=3e4)
+    narrow = dict(demotion_rate_per_s=dict(value=5e4, lower=0.5, upper=5e7),
+                  other_round_rate_per_s=dict(value=2.0, upper=200.0))
+    gen = TlbModel(work_s=100.0).set(**truth)
+    rows = pd.DataFrame([dict(metric="tlb_shootdowns_per_s", cpus=n, policy=pol)
+                         for n in (4, 16, 64) for pol in ("immediate", "batched")])
+    fit = TlbModel(work_s=100.0).with_parameters(**narrow).fit(synthetic(gen, rows), free=list(truth))
+    ask = pd.DataFrame([dict(metric="tlb_shootdowns_per_s", cpus=16, policy="batched", demotion_rate_per_s=0.1),
+                        dict(metric="tlb_shootdowns_per_s", cpus=16, policy="batched", other_round_rate_per_s=500.0)])
+    pred = fit.predict(ask, n_samples=20)
+    plain = TlbModel(work_s=100.0).set(**fit.model.values())  # the mechanism's own bounds only
+    want = [plain.set(cpus=16, policy="batched", demotion_rate_per_s=0.1).solve()["tlb_shootdowns_per_s"],
+            plain.set(cpus=16, policy="batched", other_round_rate_per_s=500.0).solve()["tlb_shootdowns_per_s"]]
+    np.testing.assert_allclose(pred["best"], want, rtol=1e-12)
+    assert pred["lo"].iloc[0] == pred["hi"].iloc[0] == pred["best"].iloc[0]  # the row sets the only free parameter
+    with pytest.raises(ValueError, match="demotion_rate_per_s"):
+        fit.predict(ask.assign(demotion_rate_per_s=-1.0), n_samples=2)
+    with pytest.raises(ValueError, match="demotion_rate_per_s"):  # a parameter's value keeps its bounds
+        fit.model.with_parameters(demotion_rate_per_s=0.1)

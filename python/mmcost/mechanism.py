@@ -198,6 +198,24 @@ def _with_value(p: Parameter, value: float) -> Parameter:
     return new
 
 
+def _rebound(p: Parameter, value: float, k: Knob) -> Parameter:
+    """``p`` at ``value``, a value outside its bounds that the field itself
+    accepts: the bound it crossed widened to the field's own (Knob) bound.
+
+    A parameter's bounds (a study's ``demotion_rate_per_s >= 0.5``) limit
+    what a fit may try; they do not limit the configurations a user asks
+    about (a row's column, :meth:`Mechanism.set`). Only
+    :meth:`Mechanism.with_parameters` holds a value to the parameter's
+    bounds. Outside the field's own bounds, the ValueError names the field."""
+    if not (k.lower <= value <= k.upper):
+        raise ValueError(f"{p.name}: {value:g} is outside its bounds [{k.lower:g}, {k.upper:g}]")
+    lower = k.lower if value < p.lower else p.lower
+    upper = k.upper if value > p.upper else p.upper
+    if not lower < upper:  # a field with one allowed value
+        upper = lower + 1.0
+    return replace(p, value=value, lower=lower, upper=upper)
+
+
 def _get(obj, path):
     for kind, key in path:
         obj = getattr(obj, key) if kind == "attr" else obj[key]
@@ -606,7 +624,7 @@ class Mechanism(Model):
             if name in old:
                 p = old[name]
                 if not (p.lower <= val <= p.upper):
-                    raise ValueError(f"{name}: {val:g} is outside its bounds [{p.lower:g}, {p.upper:g}]")
+                    p = _rebound(p, val, k)
                 out.append(p if p.value == val else replace(p, value=val))
                 continue
             lower, upper = k.lower, k.upper
@@ -641,8 +659,8 @@ class Mechanism(Model):
                     return None
                 p, val = out[i], float(val)
                 if not (p.lower <= val <= p.upper):
-                    raise ValueError(f"{lf.name}: {val:g} is outside its bounds [{p.lower:g}, {p.upper:g}]")
-                if p.value != val:
+                    out[i] = _rebound(p, val, lf.knob)
+                elif p.value != val:
                     out[i] = _with_value(p, val)
         return tuple(out)
 
@@ -661,6 +679,11 @@ class Mechanism(Model):
                 settings[k] = c
             else:
                 values[k] = float(c)
+        for k, val in values.items():  # a parameter's value stays in its bounds (a row's column need not)
+            lower = settings.get(k, {}).get("lower", params[k].lower)
+            upper = settings.get(k, {}).get("upper", params[k].upper)
+            if not (lower <= val <= upper):
+                raise ValueError(f"{k}: {val:g} is outside its bounds [{lower:g}, {upper:g}]")
         scoped = {k: values.pop(k) for k in list(values) if SCOPE in k}
         new = tuple(replace(p, **settings[p.name]) if p.name in settings else p for p in self.parameters)
         new = tuple(replace(p, value=scoped[p.name]) if p.name in scoped else p for p in new)
