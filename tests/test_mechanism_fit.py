@@ -262,3 +262,32 @@ def test_a_configuration_column_is_bounded_by_the_field_not_by_a_fits_parameter_
         fit.predict(ask.assign(demotion_rate_per_s=-1.0), n_samples=2)
     with pytest.raises(ValueError, match="demotion_rate_per_s"):  # a parameter's value keeps its bounds
         fit.model.with_parameters(demotion_rate_per_s=0.1)
+
+
+def test_a_row_says_no_memcg_limit_and_no_cpu_preset_with_none():
+    """An empty cell keeps the fit's memcg limit and CPU; "none" (or inf for memcg_mb, in a CSV
+    column too) means no memcg limit (global reclaim at the row's swapped_share) and the arch's
+    generic CPU preset, through a fit's predict frame."""
+    import io
+
+    truth = dict(reclaim_us_per_folio=4.5)
+    base = SwapModel(cpu_model="ampere-altra", memcg_mb=512, bytes_per_process=2**30)
+    rows = pd.DataFrame([dict(metric="swapout_kib_s", folio_kb=kb, processes=p) for kb in (4, 64) for p in (1, 2)])
+    fit = base.fit(synthetic(base.set(**truth), rows), free=list(truth))
+    ask = pd.read_csv(io.StringIO("metric,memcg_mb,swapped_share,cpu_model\n"
+                                  "swapout_kib_s,,,\n"             # the fit's own: 512 MiB, Altra
+                                  "swapout_kib_s,none,0.5,\n"      # global reclaim, half the bytes swapped
+                                  "swapout_kib_s,inf,0.5,\n"       # the same, spelled as no limit
+                                  "swapout_kib_s,256,,none\n"))    # a number in a column of strings; generic arm64
+    pred = fit.predict(ask, n_samples=10)
+    m = fit.model
+    assert m.cpu_model == "ampere-altra" and m.memcg_mb == 512
+    want = [m.solve()["swapout_kib_s"],
+            m.set(memcg_mb=None, swapped_share=0.5).solve()["swapout_kib_s"],
+            m.set(memcg_mb=None, swapped_share=0.5).solve()["swapout_kib_s"],
+            m.set(memcg_mb=256.0, cpu_model=None).solve()["swapout_kib_s"]]
+    np.testing.assert_allclose(pred["best"], want, rtol=1e-12)
+    assert m.set(cpu_model=None).arch == "arm64" and m.set(cpu_model=None).cpu_model is None
+    assert len(set(np.round(pred["best"], 6))) == 3  # none differs from the empty cell
+    with pytest.raises(ValueError, match="processes"):  # a field that has no None refuses "none"
+        fit.predict(ask.assign(processes="none"), n_samples=2)

@@ -13,7 +13,12 @@ configuration and solves it. Subclassing :class:`Mechanism` makes it a
 - a column of a data frame named like a leaf overrides it for that row, so a
   user's frame with ``folio_kb, processes, cpus, swap_device, kernel, ...``
   fits and predicts with no wrapper; rows are grouped by their overrides and
-  each distinct configuration is solved once;
+  each distinct configuration is solved once. An empty cell leaves the leaf
+  as it is; the word ``"none"`` sets a leaf that may be None to None
+  (``memcg_mb="none"``, or ``inf``: no memcg limit, global reclaim, with a
+  ``swapped_share``; ``cpu_model="none"``: the arch's generic preset; a
+  switch ``"none"``: the ``kernel``'s value). A number in a column of
+  strings (a CSV column that also holds "none") is read as the number;
 - leaves declared with ``knob(kernel=True)`` default to ``None`` and take
   their value from :func:`mmcost.kernel.features` of the ``kernel`` leaf;
 - leaves a subclass derives from tables (CPU presets, compressors) default
@@ -85,6 +90,8 @@ class Knob:
     aliases: tuple = ()
     #: a nested dataclass's leaves are named "<field>_<leaf>" (reuse_mean_us), not "<leaf>"
     prefix: bool = False
+    #: cell values that mean the field's None besides the word "none" (memcg_mb: inf, no limit)
+    none_values: tuple = ()
 
 
 def knob(default, *, factory=None, **kwargs):
@@ -101,6 +108,8 @@ class Leaf:
     path: tuple  # ((kind, key), ...): ("attr", field) / ("item", index)
     knob: Knob
     kind: str
+    #: the field may be None (its annotation says ``| None``): a cell "none" sets it so
+    nullable: bool = False
 
 
 def _kind_of(value, knob: Knob, annotation="") -> str:
@@ -136,7 +145,7 @@ def _walk(obj, path: tuple, prefix: str, out: dict, skip=frozenset()):
             name = prefix + f.name
             if name in out:
                 raise TypeError(f"{type(obj).__name__}: two fields flatten to the leaf name {name!r}")
-            out[name] = Leaf(name, here, k, _kind_of(val, k, f.type))
+            out[name] = Leaf(name, here, k, _kind_of(val, k, f.type), nullable="None" in str(f.type))
 
 
 class LeafMap(dict):
@@ -290,6 +299,25 @@ def missing(value) -> bool:
     return isinstance(value, (float, np.floating)) and math.isnan(value)
 
 
+#: how a cell says "this field is None" (no memcg limit, no CPU preset, the kernel's switch): an empty
+#: cell cannot, it means "not set by this row"
+NONE = "none"
+
+
+def says_none(lf: Leaf, value) -> bool:
+    """Whether a cell sets the nullable leaf ``lf`` to None: the word
+    ``"none"`` (any case), or one of the leaf's ``none_values`` (memcg_mb:
+    inf). A ValueError for "none" in a leaf that has no None."""
+    if isinstance(value, str) and value.strip().lower() == NONE:
+        if not lf.nullable:
+            raise ValueError(f"{lf.name} cannot be {value!r}: the field has no unset value")
+        return True
+    if lf.knob.none_values and isinstance(value, (int, float, np.integer, np.floating)) \
+            and not isinstance(value, (bool, np.bool_)):
+        return any(value == x for x in lf.knob.none_values)
+    return False
+
+
 def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()):
     """A column's cell as the leaf's type, or a ValueError/TypeError naming the leaf."""
     if kind == "bool":
@@ -300,6 +328,11 @@ def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()
         if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):  # a CSV cell
             return value.strip().lower() in ("true", "1")
         raise TypeError(f"{name} must be a bool (True/False), got {value!r}")
+    if kind in ("int", "float") and isinstance(value, str):  # a CSV cell of a column that also holds "none"
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise TypeError(f"{name} must be a number, got {value!r}") from None
     if kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
             raise TypeError(f"{name} must be an integer, got {value!r}")
@@ -443,7 +476,8 @@ class Mechanism(Model):
             val = getattr(self, name)
             if val is None or isinstance(val, enum.Enum):
                 continue
-            object.__setattr__(self, name, coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases))
+            val = None if says_none(lf, val) else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases)
+            object.__setattr__(self, name, val)
         # A copy that set float fields to numbers (a fit's or a band's draws) has nothing for the
         # tables to fill: their inputs (the CPU, the compressor, the kernel: never a float field) are
         # the original's, which filled every field they name, and no changed field is left empty.
@@ -554,7 +588,8 @@ class Mechanism(Model):
             if name not in leaves:
                 raise ValueError(f"{type(self).__name__} has no field {name!r}; known: {sorted(leaves)}")
             lf = leaves[name]
-            val = None if val is None or val is pd.NA else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases)
+            val = (None if val is None or val is pd.NA or says_none(lf, val)
+                   else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases))
             changes.append((lf.path, val))
         return {key: v for (_, key), v in _new_values(self, changes).items()}  # top-level fields are attrs
 

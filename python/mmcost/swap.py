@@ -145,8 +145,9 @@ class SwapModel(Mechanism):
     cpus: int | None = knob(None, kind="int", unit="count", doc="CPUs (vCPUs) the writers run on; None: one each")
     bytes_per_process: float = knob(float(2**30), unit="bytes", lower=4096.0, upper=2.0**50,
                                     doc="bytes each process writes (split among its threads)")
-    memcg_mb: float | None = knob(512.0, kind="float", unit="MiB", lower=1.0, upper=2.0**30,
-                                  doc="memcg limit; None: no memcg (give swapped_share)")
+    memcg_mb: float | None = knob(512.0, kind="float", unit="MiB", lower=1.0, upper=2.0**30, none_values=(float("inf"),),
+                                  doc="memcg limit; None (a cell 'none' or inf): no memcg limit, global reclaim "
+                                      "(give swapped_share)")
     memcgs: int = knob(1, unit="count", doc="memcgs the processes are spread over evenly, each limited to memcg_mb")
     swapped_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
                                        doc="share of written bytes swapped out; None: from memcg_mb")
