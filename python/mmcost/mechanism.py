@@ -318,6 +318,17 @@ def says_none(lf: Leaf, value) -> bool:
     return False
 
 
+def _cell(lf: Leaf, value):
+    """A row's cell for leaf ``lf``: a number written as text (a CSV column
+    that also holds "none" is read as strings) as the number."""
+    if lf.kind in ("int", "float") and isinstance(value, str) and value.strip().lower() != NONE:
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value  # coerce names the field
+    return value
+
+
 def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()):
     """A column's cell as the leaf's type, or a ValueError/TypeError naming the leaf."""
     if kind == "bool":
@@ -328,11 +339,6 @@ def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()
         if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):  # a CSV cell
             return value.strip().lower() in ("true", "1")
         raise TypeError(f"{name} must be a bool (True/False), got {value!r}")
-    if kind in ("int", "float") and isinstance(value, str):  # a CSV cell of a column that also holds "none"
-        try:
-            value = float(value.strip())
-        except ValueError:
-            raise TypeError(f"{name} must be a number, got {value!r}") from None
     if kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
             raise TypeError(f"{name} must be an integer, got {value!r}")
@@ -804,7 +810,7 @@ class Mechanism(Model):
             if variant not in self.variants:
                 raise ValueError(f"variant: {variant!r} is not one of this model's variants {list(self.variants)}")
             over = {**self.variants[variant], **over}
-        over = {k: v for k, v in over.items() if k in self.leaves}
+        over = {k: _cell(self.leaves[k], v) for k, v in over.items() if k in self.leaves}
         if not over:
             return self, frozenset(), {}
         old_t = self.table_values()
