@@ -291,3 +291,30 @@ def test_a_row_says_no_memcg_limit_and_no_cpu_preset_with_none():
     assert len(set(np.round(pred["best"], 6))) == 3  # none differs from the empty cell
     with pytest.raises(ValueError, match="processes"):  # a field that has no None refuses "none"
         fit.predict(ask.assign(processes="none"), n_samples=2)
+
+
+def test_a_column_the_mechanism_ignores_warns_with_the_closest_field_names():
+    import warnings
+
+    from mmcost.model import UnknownColumnWarning
+
+    m = SwapModel()
+    rows = pd.DataFrame({"metric": ["swapout_kib_s"] * 2, "folio_kib": [64, 64], "swap_table": [True, False]})
+    with pytest.warns(UnknownColumnWarning, match=r"'folio_kib' \(closest: folio_kb\).*'swap_table'"):
+        typo = m.evaluate(rows)
+    assert (typo == m.solve()["swapout_kib_s"]).all()  # what the warning says: the columns changed nothing
+    data = synthetic(m, pd.DataFrame({"metric": ["swapout_kib_s"] * 2, "folio_kb": [4, 64]}))
+    with pytest.warns(UnknownColumnWarning, match="folio_kib") as said:
+        fit = m.fit(data.assign(folio_kib=64), free=["reclaim_us_per_folio"])
+    assert len([w for w in said if w.category is UnknownColumnWarning]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit.residuals, fit.loo()  # said once, by the fit
+        # every column a mechanism reads or the schema knows: fields, variant, baseline_<field>, the
+        # schema's own (numa_nodes, experiment, note), a fit's outputs, labels; LockSystem's lock column
+        known = data.assign(experiment="e", variant="base", baseline="base", baseline_folio_kb=4, note="",
+                            numa_nodes=1, scenario="mine", best=0.0)
+        fit.predict(known, n_samples=2)
+        LockSystem().evaluate(pd.DataFrame({"metric": ["lock_wait_avg_us"], "cpus": [4], "lock": ["lock"]}))
+    with pytest.warns(UnknownColumnWarning, match="'lock'"):  # a SwapModel reads no lock column
+        fit.predict(known.assign(lock="x"), n_samples=2)

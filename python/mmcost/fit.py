@@ -21,7 +21,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from . import schema
-from .model import Model
+from .model import Model, UnknownColumnWarning, warn_unknown_columns
 
 
 class NotIdentifiableWarning(UserWarning):
@@ -109,6 +109,7 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     published uncertainty, else False.
     """
     df = _check_data(model, df)
+    warn_unknown_columns(model, df, stacklevel=3)
     free = [p for p in model.parameters if p.free]
     if not free:
         raise ValueError(f"{model.name}: no free parameter to fit")
@@ -233,7 +234,7 @@ def _bounded_gaussian_draws(mean: np.ndarray, cov: np.ndarray, side: list, n: in
 
 def _penalised_chi2(result: FitResult, sigma: np.ndarray) -> float:
     """sum of squared residuals over ``sigma`` plus each free prior's penalty."""
-    pred = result.model.evaluate(result.data)
+    pred = result.model.plan(result.data)()
     chi2 = float(np.sum(((pred - result.data["value"].to_numpy(float)) / sigma) ** 2))
     for q in result.model.parameters:
         if q.free and q.prior is not None:
@@ -325,6 +326,7 @@ class FitResult:
         if model.free_names:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotIdentifiableWarning)
+                warnings.simplefilter("ignore", UnknownColumnWarning)  # the fit said it once
                 chi2 = _penalised_chi2(fit(model, self.data, absolute_sigma=True,
                                            default_rel_error=self.model.default_rel_error), self.sigma)
         else:
@@ -380,7 +382,7 @@ class FitResult:
 
     @property
     def residuals(self) -> pd.DataFrame:
-        pred = self.model.evaluate(self.data)
+        pred = self.model.plan(self.data)()
         out = self.data.copy()
         out["measured"] = self.data["value"].to_numpy(float)
         out["predicted"] = pred
@@ -439,6 +441,7 @@ class FitResult:
                              "predictions; predict fewer rows at a time (mmcost.sweep does)")
         rows = configs.reset_index(drop=True)
         plan = self.model.plan(rows)
+        warn_unknown_columns(self.model, rows)
         best = plan()
         draws = self.sample_params(n_samples, seed, method, fixed_priors)
         rng = _rng([1, *np.atleast_1d(seed)])  # a stream of its own, apart from the draws
@@ -474,10 +477,11 @@ class FitResult:
             groups = [list(ix) for ix in self.data.groupby(list(by), dropna=False, sort=False).indices.values()]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
+            warnings.simplefilter("ignore", UnknownColumnWarning)  # the fit said it once
             for rows in groups:
                 rest = self.data.drop(index=rows)
                 refit = fit(self.model, rest, absolute_sigma=self.absolute_sigma, default_rel_error=self.model.default_rel_error)
-                out.loc[rows, "predicted"] = refit.model.evaluate(self.data.iloc[rows]).astype(float)
+                out.loc[rows, "predicted"] = refit.model.plan(self.data.iloc[rows])().astype(float)
         out["residual"] = out["measured"] - out["predicted"]
         out["pull"] = out["residual"] / out["sigma"]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -497,12 +501,13 @@ class FitResult:
         if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= MAX_SAMPLES:
             raise ValueError(f"n must be an integer in [2, {MAX_SAMPLES:,}], got {n!r}")
         rng = _rng(seed)
-        pred = self.model.evaluate(self.data)
+        pred = self.model.plan(self.data)()
         # the noise the fit believes in: sigma, or sigma scaled to chi2/dof
         noise = self.sigma * (1.0 if self.absolute_sigma else math.sqrt(max(self.chi2_dof, 0.0)))
         samples = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
+            warnings.simplefilter("ignore", UnknownColumnWarning)  # the fit said it once
             for _ in range(n):
                 fake = self.data.copy()
                 fake["value"] = pred + rng.normal(0.0, noise)

@@ -694,6 +694,8 @@ class LockSystem(Mechanism):
         return Result(tuple(qs), res.solver, 0.99 if solver == "simulated" else 1.0, bool(self.fitted_on), title,
                       details={"locks": res})
 
+    ROW_COLUMNS: ClassVar = ("lock", "call_site")  # what metric_value reads from a row
+
     _LOCK_COLUMNS: ClassVar = {"lock_acquisitions_per_s": "acquisitions_per_s", "lock_contended_per_s": "contended_per_s",
                                "lock_wait_avg_us": "wait_avg_us", "lock_utilization": "utilization"}
 

@@ -464,6 +464,8 @@ class Mechanism(Model):
 
     FREE: ClassVar[tuple[str, ...]] = ()
     PRIORS: ClassVar[dict] = {}
+    #: columns :meth:`metric_value` reads from a row besides the leaves (LockSystem: lock, call_site)
+    ROW_COLUMNS: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self):
         inherited = _INHERITED_LEAVES.get()
@@ -542,6 +544,10 @@ class Mechanism(Model):
             cached = self._leafmap()
             object.__setattr__(self, "_leaves", cached)
         return cached
+
+    def column_names(self) -> set[str]:
+        """The leaves, ``variant`` and :attr:`ROW_COLUMNS`: what a row may set."""
+        return set(self.leaves) | {"variant", *self.ROW_COLUMNS}
 
     def get(self, name: str):
         if name not in self.leaves:

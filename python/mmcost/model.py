@@ -20,6 +20,40 @@ import pandas as pd
 from . import metrics as vocabulary
 
 
+class UnknownColumnWarning(UserWarning):
+    """A frame's column is not a field of the model, a metric, or a column of
+    :mod:`mmcost.schema`: the model ignores it (a typo such as ``folio_kib``
+    would otherwise change nothing without a word)."""
+
+
+#: columns a fit or a band writes (FitResult.residuals, predict): a frame read back from them is not a typo
+OUTPUT_COLUMNS = frozenset({"measured", "predicted", "residual", "sigma", "sigma_source", "pull",
+                            "best", "mean", "lo", "hi", "dropped_draws"})
+#: columns that label a row and are carried through a prediction untouched (a user's "what is this row")
+LABEL_COLUMNS = frozenset({"label", "scenario", "quantity", "column", "config", "name", "comment", "host"})
+
+
+def warn_unknown_columns(model: "Model", frame: pd.DataFrame, stacklevel: int = 3) -> list[str]:
+    """Warn (:class:`UnknownColumnWarning`) naming the columns of ``frame``
+    that ``model`` ignores (:meth:`Model.unknown_columns`) and the closest
+    names it reads (``difflib.get_close_matches``); return them."""
+    import difflib
+    import warnings
+
+    unknown = model.unknown_columns(frame)
+    if unknown:
+        names = sorted(model.column_names())
+        parts = []
+        for col in unknown:
+            close = difflib.get_close_matches(col.removeprefix("baseline_"), names, n=3, cutoff=0.6)
+            parts.append(f"{col!r}" + (f" (closest: {', '.join(close)})" if close else ""))
+        warnings.warn(f"{model.name}: ignoring column(s) {'; '.join(parts)}: not a field of "
+                      f"{type(model).__name__}, a metric, a column of mmcost.schema or a label "
+                      f"({', '.join(sorted(LABEL_COLUMNS))})",
+                      UnknownColumnWarning, stacklevel=stacklevel)
+    return unknown
+
+
 @dataclass(frozen=True)
 class Prior:
     """A Gaussian prior: ``value`` ± ``width`` (one standard deviation), from ``source``.
@@ -176,14 +210,46 @@ class Model:
         """Predicted ``metric`` for each configuration row. Subclasses implement."""
         raise NotImplementedError
 
+    def column_names(self) -> set[str]:
+        """The columns this model reads besides ``metric`` (subclasses): the
+        names :func:`warn_unknown_columns` suggests for a typo."""
+        return set()
+
+    def unknown_columns(self, frame: pd.DataFrame) -> list[str]:
+        """Columns of ``frame`` this model ignores that are no known column
+        either: not one it reads (:meth:`column_names`), not a column of
+        :mod:`mmcost.schema`, a metric name, a fit's output column or a
+        label (:data:`LABEL_COLUMNS`), and not ``baseline_<one of those>``. Empty for a model that does not say
+        what it reads (:meth:`column_names` empty)."""
+        from . import schema
+
+        reads = self.column_names()
+        if not reads:
+            return []
+        known = (reads | set(schema.COLUMNS) | set(schema.EXTRA_COLUMNS) | set(vocabulary.METRICS)
+                 | set(self.METRICS) | OUTPUT_COLUMNS | LABEL_COLUMNS | {"variant", "baseline"})
+        out = []
+        for col in frame.columns:
+            if not isinstance(col, str):
+                out.append(col)
+                continue
+            name = col.removeprefix("baseline_")
+            if name not in known and name.removesuffix(vocabulary.CHANGE_SUFFIX) not in known:
+                out.append(col)
+        return out
+
     def supports(self, metric: str) -> bool:
         base = metric.removesuffix(vocabulary.CHANGE_SUFFIX)
         return base in self.METRICS
 
     def evaluate(self, configs: pd.DataFrame, params: dict[str, float] | None = None) -> np.ndarray:
         """Predicted value of each row's ``metric`` at ``params`` (default: the
-        model's current values), as a float array aligned with the rows."""
-        return self.plan(configs)(params)
+        model's current values), as a float array aligned with the rows. A
+        column the model ignores and does not know warns
+        (:class:`UnknownColumnWarning`)."""
+        plan = self.plan(configs)
+        warn_unknown_columns(self, configs)
+        return plan(params)
 
     def plan(self, configs: pd.DataFrame) -> Plan:
         """:meth:`evaluate` of ``configs`` split into the work done once per
