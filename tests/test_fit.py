@@ -85,7 +85,8 @@ def test_prediction_band_matches_linear_theory():
     sd = np.sqrt(np.einsum("ij,jk,ik->i", g, f.covariance.to_numpy(), g))
     np.testing.assert_allclose((pred["hi"] - pred["lo"]) / (2 * 1.6449 * sd), 1.0, rtol=0.05)
     np.testing.assert_allclose(pred["best"], f.params["c0_s"] + f.params["c1_s_per_cpu"] * x, rtol=1e-12)
-    assert list(pred.columns) == ["metric", "cpus", "best", "mean", "lo", "hi"]
+    assert list(pred.columns) == ["metric", "cpus", "best", "mean", "lo", "hi", "dropped_draws"]
+    assert (pred["dropped_draws"] == 0).all()
 
 
 def test_priors_pull_and_need_a_source():
@@ -269,3 +270,49 @@ def test_a_fit_out_of_evaluations_warns_instead_of_failing():
     assert any(issubclass(w.category, NotIdentifiableWarning) and "not identified" in str(w.message) for w in seen)
     assert any("evaluations" in w for w in fit.warnings)
     assert fit.residuals["pull"].abs().max() < 0.1  # it still reproduces the data
+
+
+def test_a_band_drops_the_draws_whose_change_baseline_is_zero_and_says_how_many():
+    """c0 has the bound 0 and a best value a standard error above it, so the band's clipped draws
+    put some at exactly 0: a change against cpus=0 (baseline c0) is not finite there. Those draws
+    are dropped for that row only, counted, and warned about (more than 5%); the band is the
+    quantiles of the other draws."""
+    from mmcost.fit import InfeasibleDrawsWarning
+
+    rng = np.random.default_rng(1)
+    f = LinearModel().with_parameters(c0_s=dict(lower=0.0)).fit(data(0.1 + 0.7 * X + rng.normal(0, 0.3, X.size), 0.3))
+    assert 0 < f.params["c0_s"] < 2 * f.stderr["c0_s"]
+    ask = pd.DataFrame({"metric": ["runtime_s_change_pct", "runtime_s"], "cpus": [4.0, 4.0], "baseline_cpus": [0.0, np.nan],
+                        "variant": "x", "baseline": "x"})
+    n, seed = 400, 2
+    draws = f.sample_params(n, seed)
+    zero = draws["c0_s"].to_numpy() == 0.0  # the hand rule: a baseline c0 + c1 * 0 of exactly 0
+    assert zero.mean() > 0.05
+    with pytest.warns(InfeasibleDrawsWarning, match=rf"{zero.sum()} of {n} parameter draws .* row 0"):
+        pred = f.predict(ask, n_samples=n, seed=seed)
+    assert list(pred["dropped_draws"]) == [zero.sum(), 0]
+    keep = draws[~zero]
+    change = 100 * (keep["c1_s_per_cpu"] * 4 / keep["c0_s"])  # (c0 + 4 c1) / c0 - 1
+    np.testing.assert_allclose([pred["lo"][0], pred["hi"][0]], np.quantile(change, [0.05, 0.95]), rtol=1e-9)
+    np.testing.assert_allclose(pred["mean"][1], (draws["c0_s"] + 4 * draws["c1_s_per_cpu"]).mean(), rtol=1e-12)
+
+
+def test_a_band_drops_the_draws_a_row_cannot_configure():
+    """zswap charges its pool to the memcg: a drawn compression ratio c at or below W / L (1 GiB
+    written, 700 MiB limit) leaves no room, and that draw is refused. With fixed_priors the
+    ratio is drawn from its prior; the dropped draws are exactly those, in every row."""
+    from mmcost.fit import InfeasibleDrawsWarning
+    from mmcost.swap import SwapModel
+
+    m = SwapModel(swap_device="zswap", memcg_mb=700, bytes_per_process=2**29, processes=2)
+    rows = pd.DataFrame({"metric": "swapout_kib_s", "folio_kb": [4, 64]})
+    fit = m.fit(rows.assign(value=m.evaluate(rows) * 1.01), free=["reclaim_us_per_folio"])
+    n, seed = 100, 3
+    ratio = fit.sample_params(n, seed, fixed_priors=True)["compression_ratio"].to_numpy()
+    refused = int((ratio <= 1024 / 700).sum())
+    assert n * 0.05 < refused < n
+    with pytest.warns(InfeasibleDrawsWarning, match="zswap pool alone"):
+        pred = fit.predict(rows, n_samples=n, seed=seed, fixed_priors=True)
+    assert list(pred["dropped_draws"]) == [refused, refused]
+    assert np.isfinite(pred[["mean", "lo", "hi"]].to_numpy()).all()
+    assert any("zswap pool alone" in e for e in pred.attrs["infeasible"])

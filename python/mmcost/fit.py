@@ -28,6 +28,11 @@ class NotIdentifiableWarning(UserWarning):
     """The data cannot pin down some parameter (combination)."""
 
 
+class InfeasibleDrawsWarning(UserWarning):
+    """A band dropped more than :data:`MAX_DROPPED_SHARE` of its parameter
+    draws for some row: configurations those draws make impossible."""
+
+
 #: absolute correlation above which a parameter pair is reported as not identifiable
 CORRELATION_LIMIT = 0.99
 #: absolute correlation above which the summary notes a pair (no warning)
@@ -40,6 +45,8 @@ MAX_SAMPLES = 10**6
 MAX_BAND_CELLS = 10**8
 #: condition number of the weighted Jacobian above which the fit warns
 CONDITION_LIMIT = 1e8
+#: share of a row's band draws that may be infeasible and dropped without a warning
+MAX_DROPPED_SHARE = 0.05
 
 
 def _sigmas(df: pd.DataFrame, default_rel: float) -> tuple[np.ndarray, np.ndarray]:
@@ -429,7 +436,16 @@ class FitResult:
         :meth:`sample_params`; a simulated model's Monte Carlo error is added
         to every draw). A parameter on a bound (:attr:`at_bound`) is drawn on
         its feasible side only, so its band is one-sided about ``best`` and
-        need not contain it (the best fit is then the band's edge case)."""
+        need not contain it (the best fit is then the band's edge case).
+
+        A draw a row cannot use (its configuration refused at those values: a
+        zswap pool above the memcg limit at a drawn compression ratio; or a
+        prediction that is not finite: a change whose baseline is 0) is
+        dropped for that row: ``dropped_draws`` counts them, ``mean``, ``lo``
+        and ``hi`` are over the rest (the band is conditional on a feasible
+        configuration), ``attrs["infeasible"]`` keeps the first errors, and
+        more than :data:`MAX_DROPPED_SHARE` dropped in a row warns
+        (:class:`InfeasibleDrawsWarning`). ``best`` itself must be feasible."""
         if not isinstance(configs, pd.DataFrame):
             raise TypeError(f"configs must be a pandas DataFrame of configurations, got {type(configs).__name__}")
         if not isinstance(interval, (float, int)) or isinstance(interval, bool) or not (0 < interval < 1):
@@ -446,7 +462,8 @@ class FitResult:
         draws = self.sample_params(n_samples, seed, method, fixed_priors)
         rng = _rng([1, *np.atleast_1d(seed)])  # a stream of its own, apart from the draws
         thetas = draws.to_dict("records")
-        preds = plan.many(thetas)  # every draw's solves in one batch where the model's solver takes one
+        errors: list = []
+        preds = plan.many(thetas, errors=errors)  # every draw's solves in one batch where the solver takes one
         for i, theta in enumerate(thetas):
             mc = self.model.mc_stderr(rows, {**self.model.values(), **theta})
             if mc is not None:
@@ -454,9 +471,29 @@ class FitResult:
         q = (1 - interval) / 2
         out = configs.reset_index(drop=True).copy()
         out["best"] = best
-        out["mean"] = preds.mean(axis=0)
-        out["lo"] = np.quantile(preds, q, axis=0)
-        out["hi"] = np.quantile(preds, 1 - q, axis=0)
+        ok = np.isfinite(preds)
+        mean, lo, hi = (np.full(len(rows), np.nan) for _ in range(3))
+        full = ok.all(axis=0)
+        if full.any():
+            mean[full] = preds[:, full].mean(axis=0)
+            lo[full], hi[full] = np.quantile(preds[:, full], [q, 1 - q], axis=0)
+        for j in np.flatnonzero(~full & ok.any(axis=0)):  # the rows that lost some draws: the rest
+            col = preds[ok[:, j], j]
+            mean[j], lo[j], hi[j] = col.mean(), *np.quantile(col, [q, 1 - q])
+        out["mean"], out["lo"], out["hi"] = mean, lo, hi
+        dropped = (~ok).sum(axis=0)
+        out["dropped_draws"] = dropped
+        out.attrs["infeasible"] = list(dict.fromkeys(msg for _, _, msg in errors))[:10]
+        worst = int(dropped.max()) if len(dropped) else 0
+        if worst > MAX_DROPPED_SHARE * n_samples:
+            j = int(np.argmax(dropped))
+            many = int((dropped > MAX_DROPPED_SHARE * n_samples).sum())
+            first = next((msg for _, idx, msg in errors if j in np.atleast_1d(idx)), "")
+            warnings.warn(f"{self.model.name}: {worst} of {n_samples} parameter draws ({worst / n_samples:.0%}) "
+                          f"are infeasible for row {j} ({rows['metric'].iloc[j]})"
+                          + (f" and more than {MAX_DROPPED_SHARE:.0%} for {many - 1} other row(s)" if many > 1 else "")
+                          + f"; they are dropped (column dropped_draws) and the band covers the feasible draws "
+                          f"only. First error: {first}", InfeasibleDrawsWarning, stacklevel=2)
         return out
 
     # --- validation -----------------------------------------------------------------

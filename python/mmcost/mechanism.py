@@ -54,7 +54,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .model import Model, Parameter, Prior
+from .model import INFEASIBLE, Model, Parameter, Prior
 
 #: fields of every mechanism that are not leaves
 #: joins a leaf and a variant in a per-variant parameter's name: ``build_factor@base+patch``
@@ -363,6 +363,15 @@ def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()
     return value
 
 
+def _configures(cfg0, mine: dict) -> bool:
+    """Whether ``cfg0.set(**mine)`` passes the fields' checks."""
+    try:
+        cfg0.set(**mine)
+    except INFEASIBLE:
+        return False
+    return True
+
+
 class _Draw:
     """One parameter set's evaluation of a mechanism's plan.
 
@@ -385,6 +394,8 @@ class _Draw:
                 self.scoped.setdefault(variant, {})[leaf] = val
         self._base = None
         self._solved: dict = {}
+        #: a list where a band collects the errors of row groups this draw cannot solve (else None: raise)
+        self.infeasible: list | None = None
 
     @property
     def base(self) -> Mechanism:
@@ -889,15 +900,29 @@ class Mechanism(Model):
                             by_row.setdefault(id(cfg0), (cfg0, []))[1].append((ctx, full, mine))
         by_class: dict = {}
         for cfg0, items in by_row.values():
-            results = type(cfg0).solve_draws(cfg0, [mine for _, _, mine in items])
+            try:
+                results = type(cfg0).solve_draws(cfg0, [mine for _, _, mine in items])
+            except INFEASIBLE:  # some draws' configurations are refused: batch the others
+                items = [it for it in items if _configures(cfg0, it[2])]
+                try:
+                    results = type(cfg0).solve_draws(cfg0, [mine for _, _, mine in items])
+                except INFEASIBLE:
+                    continue  # each draw is solved where it is asked, and fails alone
             if results is not None:
                 for (ctx, full, _), res in zip(items, results):
                     ctx._solved[full] = (cfg0, res)
                 continue
-            by_class.setdefault(type(cfg0), []).extend(
-                (ctx, full, cfg0.set(**mine) if mine else cfg0) for ctx, full, mine in items)
+            for ctx, full, mine in items:
+                try:
+                    by_class.setdefault(type(cfg0), []).append((ctx, full, cfg0.set(**mine) if mine else cfg0))
+                except INFEASIBLE:
+                    pass  # refused again, with its error, where the draw asks for it
         for cls, group in by_class.items():
-            for (ctx, full, cfg), res in zip(group, cls.solve_many([cfg for _, _, cfg in group])):
+            try:
+                solved = cls.solve_many([cfg for _, _, cfg in group])
+            except INFEASIBLE:
+                continue  # each solved (or refused) alone where its draw asks for it
+            for (ctx, full, cfg), res in zip(group, solved):
                 ctx._solved[full] = (cfg, res)
 
     @classmethod
@@ -916,11 +941,21 @@ class Mechanism(Model):
         return [c.solve() for c in configurations]
 
     def predict_prepared(self, metric, prepared, p, context) -> np.ndarray:
+        """The rows' ``metric`` at ``p``. Where ``context.infeasible`` is a
+        list (a band's draws, :meth:`Plan.many` with ``errors``), a row group
+        this draw cannot configure or solve is NaN and its error is kept
+        there; otherwise the error propagates."""
         n, groups = prepared
         out = np.empty(n)
         for key, over, idx, sub in groups:
-            cfg, res = context.solved(key, over)
-            out[idx] = np.asarray(cfg.metric_value(res, metric, sub), dtype=float)
+            try:
+                cfg, res = context.solved(key, over)
+                out[idx] = np.asarray(cfg.metric_value(res, metric, sub), dtype=float)
+            except INFEASIBLE as exc:
+                if getattr(context, "infeasible", None) is None:
+                    raise
+                context.infeasible.append(f"{type(exc).__name__}: {exc}")
+                out[idx] = np.nan
         return out
 
     def _configured(self, key, over):

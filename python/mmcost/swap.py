@@ -465,18 +465,19 @@ class SwapModel(Mechanism):
         if self.swapped_share is not None:
             return self.swapped_share  # a float field (coerced), or a lane array
         w_bytes, limit = self.written_bytes / self.memcgs, self.memcg_mb * 2**20
+        # share > 0 iff L < W (with zswap too: R < W iff L < W), checked first; then the pool, W(1-w)/c < L,
+        # makes (1-w)/c < 1 and the division safe (a compression ratio of 1 divided by zero)
+        if any_of(limit >= w_bytes):
+            raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
+                             f"({w_bytes / 2**20:g} MiB): nothing would swap")
         resident = limit
         if self.swap_device == "zswap":
             kept = (1.0 - self.zswap_writeback_share) / self.compression_ratio
-            resident = (limit - w_bytes * kept) / (1.0 - kept)
-            if any_of(resident <= 0):
+            if any_of(w_bytes * kept >= limit):
                 raise ValueError(f"memcg_mb: the zswap pool alone ({w_bytes * kept / 2**20:.0f} MiB) exceeds the "
                                  f"limit ({self.memcg_mb:g} MiB); raise zswap_writeback_share")
-        share = 1.0 - resident / w_bytes
-        if any_of(share <= 0):
-            raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
-                             f"({w_bytes / 2**20:g} MiB): nothing would swap")
-        return share
+            resident = (limit - w_bytes * kept) / (1.0 - kept)
+        return 1.0 - resident / w_bytes
 
     def large_fault_share(self) -> float:
         """Share of written bytes that were faulted as ``folio_kb`` folios.
