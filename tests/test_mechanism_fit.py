@@ -67,7 +67,7 @@ def test_a_users_usemem_frame_fits_with_the_default_free_set():
                              bytes_per_process=1536 * 2**20, swap_device="zram", virtualized=True, arch="x86")
                         for kb, p, m in ((32, 1, 384), (128, 3, 768), (256, 2, 1024))])
     pred = fit.predict(ask, interval=0.9, n_samples=60)
-    assert list(pred.columns[-4:]) == ["best", "mean", "lo", "hi"] and (pred["hi"] > pred["lo"]).all()
+    assert list(pred.columns[-5:]) == ["best", "mean", "lo", "hi", "dropped_draws"] and (pred["hi"] > pred["lo"]).all()
     # the summary does not report a class default that every row overrode as a fixed value
     text = fit.summary()
     fixed = text[text.index("(fixed)"):]
