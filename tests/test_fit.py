@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mmcost.fit import NotIdentifiableWarning
+from mmcost.fit import NotIdentifiableWarning, PoorFitWarning
 from mmcost.model import Parameter, Prior
 from models_for_tests import DecayModel, LinearModel, ProductModel, SpeedupModel
 
@@ -92,7 +92,9 @@ def test_prediction_band_matches_linear_theory():
 def test_priors_pull_and_need_a_source():
     df = linear_data(5)
     free = LinearModel().fit(df)
-    tight = LinearModel().with_parameters(c1_s_per_cpu=dict(prior=Prior(1.5, 1e-4, "test: a deliberately wrong literature value"))).fit(df)
+    wrong = LinearModel().with_parameters(c1_s_per_cpu=dict(prior=Prior(1.5, 1e-4, "test: a deliberately wrong literature value")))
+    with pytest.warns(PoorFitWarning):  # the prior drags the slope off the data
+        tight = wrong.fit(df)
     assert tight.params["c1_s_per_cpu"] == pytest.approx(1.5, abs=1e-3)
     assert tight.chi2 > free.chi2 * 10
     assert "deliberately wrong" in str(tight)
@@ -140,7 +142,8 @@ def test_change_pct_rows_are_derived_from_the_baseline_row():
 def test_sigma_sources():
     df = pd.DataFrame({"metric": "runtime_s", "cpus": X[:4], "value": [10.0, 20, 30, 0.0],
                        "stddev": [1.0, np.nan, np.nan, np.nan], "stddev_pct": [np.nan, 5.0, np.nan, np.nan]})
-    r = LinearModel().fit(df).residuals
+    with pytest.warns(PoorFitWarning):  # 10, 20, 30, 0 is no line
+        r = LinearModel().fit(df).residuals
     assert list(r["sigma_source"]) == ["stddev", "stddev_pct", "default 5%", "default 5%"]
     np.testing.assert_allclose(r["sigma"][:3], [1.0, 1.0, 1.5])
     assert r["sigma"][3] > 0  # a published zero still gets a scale
@@ -316,3 +319,37 @@ def test_a_band_drops_the_draws_a_row_cannot_configure():
     assert list(pred["dropped_draws"]) == [refused, refused]
     assert np.isfinite(pred[["mean", "lo", "hi"]].to_numpy()).all()
     assert any("zswap pool alone" in e for e in pred.attrs["infeasible"])
+
+
+def test_a_fit_far_above_chi2_dof_1_warns_and_says_what_it_does_to_the_bands():
+    """One impossible point among 12 on a line: chi2/dof far above the limit of 4. With published
+    sigma the errors stay as published (too narrow, the warning says so); with sigma scaled, the
+    stderr is the absolute one times sqrt(chi2/dof), as the warning says."""
+    y = 2.0 + 0.7 * X
+    y[5] += 6.0  # 20 sigma off
+    df = data(y, 0.3)
+    with pytest.warns(PoorFitWarning, match=r"chi2/dof = .* NOT widened") as said:
+        absolute = LinearModel().fit(df)
+    assert absolute.chi2_dof > 4 and "worst row 5" in str(said[0].message)
+    assert any("chi2/dof" in w for w in absolute.warnings)
+    # no stddev published: sigma is the model's stated 5% and the covariance is scaled by chi2/dof
+    unpublished = df.drop(columns="stddev")
+    with pytest.warns(PoorFitWarning, match=r"widened by sqrt\(chi2/dof\)"):
+        scaled = LinearModel().fit(unpublished)
+    k = np.sqrt(scaled.chi2_dof)
+    sigma = 0.05 * y
+    g = np.column_stack([np.ones(X.size), X]) / sigma[:, None]  # weighted design: stderr^2 = diag((G^T G)^-1) chi2/dof
+    np.testing.assert_allclose(np.sqrt(np.diag(np.linalg.inv(g.T @ g))) * k, list(scaled.stderr.values()), rtol=1e-6)
+    with warnings.catch_warnings():  # absolute_sigma=False said: sigma are weights of unknown scale, no test
+        warnings.simplefilter("error")
+        assert LinearModel().fit(df, absolute_sigma=False).chi2_dof > 4
+    # the threshold: chi2/dof > 4 and p < 1%. At 2 dof the outlier gives chi2 = 280 (p ~ 1e-61): warns;
+    # a good fit at 10 dof does not, nor chi2/dof = 5 at 1 dof (p = 2.5%)
+    with pytest.warns(PoorFitWarning):
+        LinearModel().fit(data(y, 0.3).iloc[4:8])
+    three = pd.DataFrame({"metric": "runtime_s", "value": 2.0 + 0.7 * X[:3], "stddev": 0.3, "cpus": X[:3]})
+    three.loc[1, "value"] += 0.3 * np.sqrt(5 * 3 / 2)  # a middle point off by d: chi2 = (2/3) (d / sigma)^2 = 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LinearModel().fit(linear_data(3))
+        assert LinearModel().fit(three).chi2 == pytest.approx(5.0)

@@ -28,6 +28,11 @@ class NotIdentifiableWarning(UserWarning):
     """The data cannot pin down some parameter (combination)."""
 
 
+class PoorFitWarning(UserWarning):
+    """chi2/dof is far above 1: the model misses the data by more than their
+    sigma says (a wrong mechanism, a wrong sigma, or a wrong number)."""
+
+
 class InfeasibleDrawsWarning(UserWarning):
     """A band dropped more than :data:`MAX_DROPPED_SHARE` of its parameter
     draws for some row: configurations those draws make impossible."""
@@ -45,6 +50,14 @@ MAX_SAMPLES = 10**6
 MAX_BAND_CELLS = 10**8
 #: condition number of the weighted Jacobian above which the fit warns
 CONDITION_LIMIT = 1e8
+#: a fit warns (PoorFitWarning) when chi2/dof > CHI2_DOF_LIMIT and a correct model with correct sigma
+#: would give a chi2 this large with probability below CHI2_P_LIMIT. chi2/dof > 4 alone has
+#: probability 4.6% at 1 dof, 1.8% at 2, 0.74% at 3 (chi2 > 12), 2e-5 at 10: the p limit decides at
+#: 1 and 2 dof (chi2/dof above 6.6 and 4.6), the ratio from 3 on. The ratio keeps a fit of many rows
+#: from warning for a small systematic miss (chi2/dof = 1.5 at 200 dof has p = 1e-6): 4 is where
+#: sqrt(chi2/dof), the factor scaled errors are widened by, reaches 2.
+CHI2_DOF_LIMIT = 4.0
+CHI2_P_LIMIT = 0.01
 #: share of a row's band draws that may be infeasible and dropped without a warning
 MAX_DROPPED_SHARE = 0.05
 
@@ -114,6 +127,11 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     absolute_sigma: True treats sigma as known (covariance = (J^T J)^-1); False
     rescales the covariance by chi2/dof. Default: True when every row has a
     published uncertainty, else False.
+
+    A chi2/dof above :data:`CHI2_DOF_LIMIT` that a correct model would give
+    with probability below :data:`CHI2_P_LIMIT` warns (:class:`PoorFitWarning`,
+    also in ``warnings``), unless ``absolute_sigma=False`` was passed: then
+    sigma are only relative weights and chi2/dof estimates their scale.
     """
     df = _check_data(model, df)
     warn_unknown_columns(model, df, stacklevel=3)
@@ -166,9 +184,14 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     pred = plan(best)
     chi2 = float(np.sum(((pred - measured) / sigma) ** 2))
     dof = len(df) + len(priors) - len(names)
+    # absolute_sigma=False said by the caller: sigma are relative weights of unknown scale (usl_fit's unit
+    # weights), and chi2/dof is that scale's estimate, not a test of the model
+    tested = absolute_sigma is not False
     if absolute_sigma is None:  # known sigma only when every row published one
         absolute_sigma = not any(str(s).startswith("default") for s in source)
     cov, warns = _covariance(res.jac, names, chi2, dof, absolute_sigma)
+    if tested and dof > 0 and chi2 / dof > CHI2_DOF_LIMIT and _chi2_sf(chi2, dof) < CHI2_P_LIMIT:
+        warns.append(_poor_fit(model.name, chi2, dof, absolute_sigma, pred, measured, sigma, df))
     if res.status == 0:
         warns.append(w)
     # least_squares' active set: a parameter pinned at a bound has no two-sided error
@@ -182,6 +205,32 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     return FitResult(model=fitted, data=df, sigma=sigma, sigma_source=source, chi2=chi2, dof=dof,
                      covariance=pd.DataFrame(cov, index=names, columns=names), absolute_sigma=absolute_sigma,
                      warnings=tuple(warns), nfev=int(res.nfev), at_bound=at_bound)
+
+
+def _chi2_sf(chi2: float, dof: int) -> float:
+    """P(X > chi2) for X ~ chi2 with ``dof`` degrees of freedom."""
+    from scipy.stats import chi2 as chi2_dist
+
+    return float(chi2_dist.sf(chi2, dof))
+
+
+def _poor_fit(name, chi2, dof, absolute_sigma, pred, measured, sigma, df) -> str:
+    """Warn that chi2/dof is above :data:`CHI2_DOF_LIMIT`, naming the worst
+    row and what the fit did to the errors and bands; return the text."""
+    pull = (measured - pred) / sigma
+    i = int(np.argmax(np.abs(pull)))
+    if absolute_sigma:
+        bands = ("sigma is taken as published (absolute_sigma), so the errors and bands are NOT widened: they "
+                 f"are too narrow by about sqrt(chi2/dof) = {math.sqrt(chi2 / dof):.3g}x; "
+                 "fit(..., absolute_sigma=False) scales them")
+    else:
+        bands = (f"the covariance is scaled by chi2/dof, so the errors and bands are widened by sqrt(chi2/dof) = "
+                 f"{math.sqrt(chi2 / dof):.3g}x, which hides a misfit rather than explaining it")
+    w = (f"{name}: chi2/dof = {chi2:.4g}/{dof} = {chi2 / dof:.3g} (p = {_chi2_sf(chi2, dof):.2g} for a correct "
+         f"model and sigma): the model misses the data; worst row {i} ({df['metric'].iloc[i]}: measured "
+         f"{measured[i]:.4g}, predicted {pred[i]:.4g}, pull {pull[i]:+.3g}); {bands}")
+    warnings.warn(w, PoorFitWarning, stacklevel=4)
+    return w
 
 
 @functools.cache

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import datasets
-from ..fit import FitResult, NotIdentifiableWarning
+from ..fit import FitResult, NotIdentifiableWarning, PoorFitWarning
 from ..mechanism import Mechanism
 
 #: the columns of held_out()
@@ -92,6 +92,7 @@ class Study:
         if self._fit is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotIdentifiableWarning)
+                warnings.simplefilter("ignore", PoorFitWarning)  # kept in fit.warnings, printed in the report
                 model = self.model()
                 kwargs = {"free": list(self.free)} if isinstance(model, Mechanism) else {}
                 self._fit = model.fit(self.fit_rows(), **kwargs)
@@ -124,6 +125,7 @@ class Study:
         parts = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
+            warnings.simplefilter("ignore", PoorFitWarning)  # kept in fit.warnings, printed in the report
             for rows in groups:
                 refit = fit.model.fit(data.drop(index=rows).reset_index(drop=True), absolute_sigma=fit.absolute_sigma)
                 parts.append(refit.predict(data.iloc[rows], interval=self.level, n_samples=n_samples, seed=len(parts)))
