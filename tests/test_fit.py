@@ -353,3 +353,21 @@ def test_a_fit_far_above_chi2_dof_1_warns_and_says_what_it_does_to_the_bands():
         warnings.simplefilter("error")
         LinearModel().fit(linear_data(3))
         assert LinearModel().fit(three).chi2 == pytest.approx(5.0)
+
+
+def test_the_repr_keeps_significant_digits_and_the_html_is_escaped_with_correlations():
+    """A parameter of 3.2e-06 prints as such (rounding to 6 decimals printed 3e-06); names, units
+    and prior sources with HTML in them are escaped; the correlation matrix is in the HTML and
+    its off-diagonal entry is the closed form of a straight line's fit, -sum(x) / sqrt(n sum(x^2))."""
+    f = LinearModel().fit(data(3.2e-6 + 0.7 * X, 0.3))
+    from dataclasses import replace
+
+    f = replace(f, model=f.model.with_parameters(c0_s=3.2e-6))
+    assert "'c0_s': 3.2e-06" in repr(f)
+    src = "<script>alert('x')</script> & co"
+    g = LinearModel().with_parameters(c1_s_per_cpu=dict(prior=Prior(0.7, 0.5, src), unit="s/<cpu>")).fit(linear_data(7))
+    html = g._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html and "s/&lt;cpu&gt;" in html and "&amp; co" in html
+    r = -X.sum() / np.sqrt(X.size * (X**2).sum())  # equal weights, no prior: corr(c0, c1) of the design
+    f = LinearModel().fit(linear_data(7))
+    assert "correlations" in f._repr_html_() and f"{r:+.3f}" in f._repr_html_()

@@ -669,14 +669,35 @@ class FitResult:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<FitResult {self.model.name}: chi2/dof={self.chi2_dof:.3g}, params={ {k: round(v, 6) for k, v in self.params.items()} }>"
+        params = ", ".join(f"{k!r}: {v:.6g}" for k, v in self.params.items())  # significant digits: 3e-06 stays 3e-06
+        return f"<FitResult {self.model.name}: chi2/dof={self.chi2_dof:.3g}, params={{{params}}}>"
 
     def _repr_html_(self) -> str:
+        """The parameter table, the correlation matrix of the free parameters
+        (|r| above CORRELATION_NOTE in bold) and the warnings; every name,
+        unit, prior source and warning HTML-escaped."""
+        from html import escape
+
         t = self.table()
         rows = "".join(
-            f"<tr><td>{r.parameter}</td><td>{r.value:.6g}</td><td>{'' if not r.free else f'{r.stderr:.3g}'}</td>"
-            f"<td>{r.unit}</td><td>{r.bounds}</td><td>{r.prior}</td></tr>" for r in t.itertuples())
-        warn = "".join(f"<li>{w}</li>" for w in self.warnings)
-        return (f"<p><b>{self.model.name}</b>: &chi;&sup2;/dof = {self.chi2:.4g}/{self.dof} = {self.chi2_dof:.3g}, "
-                f"{len(self.data)} points</p><table><tr><th>parameter</th><th>value</th><th>stderr</th><th>unit</th>"
-                f"<th>bounds</th><th>prior</th></tr>{rows}</table>" + (f"<ul>{warn}</ul>" if warn else ""))
+            f"<tr><td>{escape(r.parameter)}</td><td>{r.value:.6g}</td><td>{'' if not r.free else f'{r.stderr:.3g}'}</td>"
+            f"<td>{escape(r.unit)}</td><td>{escape(r.bounds)}</td><td>{escape(r.prior)}</td></tr>" for r in t.itertuples())
+        warn = "".join(f"<li>{escape(w)}</li>" for w in self.warnings)
+        corr = ""
+        if len(self.names) > 1:
+            c = self.correlation
+            head = "".join(f"<th>{escape(n)}</th>" for n in self.names)
+            body = ""
+            for a in self.names:
+                cells = ""
+                for b in self.names:
+                    r = c.loc[a, b]
+                    text = f"{r:+.3f}" if np.isfinite(r) else "nan"
+                    strong = a != b and np.isfinite(r) and abs(r) > CORRELATION_NOTE
+                    cells += f"<td>{'<b>' + text + '</b>' if strong else text}</td>"
+                body += f"<tr><th>{escape(a)}</th>{cells}</tr>"
+            corr = f"<p>correlations</p><table><tr><th></th>{head}</tr>{body}</table>"
+        return (f"<p><b>{escape(self.model.name)}</b>: &chi;&sup2;/dof = {self.chi2:.4g}/{self.dof} = "
+                f"{self.chi2_dof:.3g}, {len(self.data)} points</p><table><tr><th>parameter</th><th>value</th>"
+                f"<th>stderr</th><th>unit</th><th>bounds</th><th>prior</th></tr>{rows}</table>{corr}"
+                + (f"<ul>{warn}</ul>" if warn else ""))

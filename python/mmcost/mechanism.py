@@ -1044,9 +1044,11 @@ class Result:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td>{q.name}</td><td>{q.value:.5g}</td><td>{q.lo:.5g}</td><td>{q.hi:.5g}</td>"
-                       f"<td>{q.unit}</td></tr>" for q in self.quantities)
-        note = f"<p><i>{self.note}</i></p>" if self.note else ""
-        return (f"<p><b>{self.title}</b> ({self.solver}, level {self.level:.0%})</p><table><tr><th>quantity</th>"
+        from html import escape
+
+        rows = "".join(f"<tr><td>{escape(q.name)}</td><td>{q.value:.5g}</td><td>{q.lo:.5g}</td><td>{q.hi:.5g}</td>"
+                       f"<td>{escape(q.unit)}</td></tr>" for q in self.quantities)
+        note = f"<p><i>{escape(self.note)}</i></p>" if self.note else ""
+        return (f"<p><b>{escape(self.title)}</b> ({escape(self.solver)}, level {self.level:.0%})</p><table><tr><th>quantity</th>"
                 f"<th>value</th><th>lo</th><th>hi</th><th>unit</th></tr>{rows}</table>{note}")
 
