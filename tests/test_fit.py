@@ -80,7 +80,7 @@ def test_bootstrap_spread_matches_covariance():
 def test_prediction_band_matches_linear_theory():
     f = LinearModel().fit(linear_data(4))
     x = np.array([0.0, 6.0, 30.0])
-    pred = f.predict(pd.DataFrame({"metric": "runtime_s", "cpus": x}), interval=0.9, n_samples=20000, seed=3)
+    pred = f.predict(pd.DataFrame({"metric": "runtime_s", "cpus": x}), level=0.9, n_samples=20000, seed=3)
     g = np.column_stack([np.ones_like(x), x])
     sd = np.sqrt(np.einsum("ij,jk,ik->i", g, f.covariance.to_numpy(), g))
     np.testing.assert_allclose((pred["hi"] - pred["lo"]) / (2 * 1.6449 * sd), 1.0, rtol=0.05)
@@ -176,8 +176,8 @@ def test_bad_parameters_and_types():
     with pytest.raises(ValueError, match="no free parameter"):
         LinearModel().fixed("c0_s", "c1_s_per_cpu").fit(linear_data(1))
     f = LinearModel().fit(linear_data(1))
-    with pytest.raises(ValueError, match="interval"):
-        f.predict(pd.DataFrame({"metric": ["runtime_s"], "cpus": [1]}), interval=1.5)
+    with pytest.raises(ValueError, match="level"):
+        f.predict(pd.DataFrame({"metric": ["runtime_s"], "cpus": [1]}), level=1.5)
     with pytest.raises(ValueError, match="bootstrap"):
         f.predict(pd.DataFrame({"metric": ["runtime_s"], "cpus": [1]}), method="bootstrap")
 
@@ -371,3 +371,26 @@ def test_the_repr_keeps_significant_digits_and_the_html_is_escaped_with_correlat
     r = -X.sum() / np.sqrt(X.size * (X**2).sum())  # equal weights, no prior: corr(c0, c1) of the design
     f = LinearModel().fit(linear_data(7))
     assert "correlations" in f._repr_html_() and f"{r:+.3f}" in f._repr_html_()
+
+
+def test_one_spelling_for_a_band_and_the_old_keyword_still_works_with_a_deprecation():
+    """level (0.9) and lo/hi everywhere; predict(interval=...) and plot.scaling(interval=...) give
+    the same band as level=... with a DeprecationWarning; both at once is refused."""
+    import matplotlib
+
+    from mmcost import plot
+
+    matplotlib.use("Agg")
+    f = LinearModel().fit(linear_data(2))
+    ask = pd.DataFrame({"metric": "runtime_s", "cpus": [3.0, 30.0]})
+    new = f.predict(ask, level=0.8, n_samples=200, seed=1)
+    with pytest.warns(DeprecationWarning, match="interval= is deprecated, use level="):
+        old = f.predict(ask, interval=0.8, n_samples=200, seed=1)
+    pd.testing.assert_frame_equal(new, old)
+    sd = np.std(f.sample_params(200, seed=1).to_numpy() @ np.array([[1.0, 1.0], [3.0, 30.0]]), axis=0)
+    assert ((new["hi"] - new["lo"]) / (2 * 1.2816 * sd)).between(0.8, 1.2).all()  # an 80% band, not 90%
+    with pytest.raises(TypeError, match="not both"), pytest.warns(DeprecationWarning):
+        f.predict(ask, level=0.8, interval=0.9)
+    with pytest.warns(DeprecationWarning, match="scaling"):
+        fig = plot.scaling(f, "cpus", interval=0.8, n_samples=20)
+    assert "80% band" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]

@@ -47,7 +47,7 @@ def test_swap_model_recovers_its_costs_from_varied_configurations():
     ask = pd.DataFrame([dict(metric="swapout_kib_s", folio_kb=kb, processes=p, cpus=c, swap_device="zram",
                              virtualized=True, memcg_mb=m, bytes_per_process=2**30)
                         for kb, p, c, m in ((32, 3, 2, 512), (128, 8, 4, 1024), (4, 16, 8, 2048))])
-    pred = fit.predict(ask, interval=0.9, n_samples=60)
+    pred = fit.predict(ask, level=0.9, n_samples=60)
     assert (pred["lo"] <= pred["best"]).all() and (pred["best"] <= pred["hi"]).all() and (pred["lo"] > 0).all()
 
 
@@ -66,7 +66,7 @@ def test_a_users_usemem_frame_fits_with_the_default_free_set():
     ask = pd.DataFrame([dict(metric="usemem_throughput_kib_s", folio_kb=kb, processes=p, cpus=2, memcg_mb=m,
                              bytes_per_process=1536 * 2**20, swap_device="zram", virtualized=True, arch="x86")
                         for kb, p, m in ((32, 1, 384), (128, 3, 768), (256, 2, 1024))])
-    pred = fit.predict(ask, interval=0.9, n_samples=60)
+    pred = fit.predict(ask, level=0.9, n_samples=60)
     assert list(pred.columns[-5:]) == ["best", "mean", "lo", "hi", "dropped_draws"] and (pred["hi"] > pred["lo"]).all()
     # the summary does not report a class default that every row overrode as a fixed value
     text = fit.summary()

@@ -245,6 +245,22 @@ def _batch_jacobian(columns) -> dict:
     return {"workers": columns} if _takes_workers() else {}
 
 
+def band_level(level, interval, where: str) -> float:
+    """The probability a band covers: ``level`` (the one spelling of the public
+    API: ``value, lo, hi`` at ``level``), or the deprecated keyword
+    ``interval`` with a DeprecationWarning."""
+    if interval is not None:
+        warnings.warn(f"{where}: interval= is deprecated, use level= (the band's lo and hi at that level)",
+                      DeprecationWarning, stacklevel=3)
+        if level is not None and level != interval:
+            raise TypeError(f"{where}: give level or interval (deprecated), not both")
+        level = interval
+    level = 0.9 if level is None else level
+    if not isinstance(level, (float, int)) or isinstance(level, bool) or not (0 < level < 1):
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    return float(level)
+
+
 def _rng(seed) -> np.random.Generator:
     """NumPy's generator for ``seed`` (None, an int >= 0, a sequence of them,
     a SeedSequence or a Generator), or an error that names the seed."""
@@ -383,6 +399,7 @@ class FitResult:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotIdentifiableWarning)
                 warnings.simplefilter("ignore", UnknownColumnWarning)  # the fit said it once
+                warnings.simplefilter("ignore", PoorFitWarning)  # a refit of this fit's data or its noise
                 chi2 = _penalised_chi2(fit(model, self.data, absolute_sigma=True,
                                            default_rel_error=self.model.default_rel_error), self.sigma)
         else:
@@ -477,11 +494,11 @@ class FitResult:
                     out[q.name] = np.clip(rng.normal(q.prior.value, q.prior.width, n), q.lower, q.upper)
         return out
 
-    def predict(self, configs: pd.DataFrame, interval: float = 0.9, *, n_samples: int = 500, seed=0,
-                method: str = "covariance", fixed_priors: bool = False) -> pd.DataFrame:
+    def predict(self, configs: pd.DataFrame, level: float | None = None, *, n_samples: int = 500, seed=0,
+                method: str = "covariance", fixed_priors: bool = False, interval: float | None = None) -> pd.DataFrame:
         """Predictions with an uncertainty band: the configuration columns plus
         ``best`` (at the best fit), ``mean``, ``lo`` and ``hi`` (the central
-        ``interval`` of the predictions over parameter draws, see
+        ``level`` (default 0.9) of the predictions over parameter draws, see
         :meth:`sample_params`; a simulated model's Monte Carlo error is added
         to every draw). A parameter on a bound (:attr:`at_bound`) is drawn on
         its feasible side only, so its band is one-sided about ``best`` and
@@ -497,8 +514,7 @@ class FitResult:
         (:class:`InfeasibleDrawsWarning`). ``best`` itself must be feasible."""
         if not isinstance(configs, pd.DataFrame):
             raise TypeError(f"configs must be a pandas DataFrame of configurations, got {type(configs).__name__}")
-        if not isinstance(interval, (float, int)) or isinstance(interval, bool) or not (0 < interval < 1):
-            raise ValueError(f"interval must be a number in (0, 1), got {interval!r}")
+        level = band_level(level, interval, "predict")
         if not isinstance(n_samples, int) or isinstance(n_samples, bool) or not 2 <= n_samples <= MAX_SAMPLES:
             raise ValueError(f"n_samples must be an integer in [2, {MAX_SAMPLES:,}], got {n_samples!r}")
         if n_samples * max(len(configs), 1) > MAX_BAND_CELLS:
@@ -517,7 +533,7 @@ class FitResult:
             mc = self.model.mc_stderr(rows, {**self.model.values(), **theta})
             if mc is not None:
                 preds[i] += rng.normal(0.0, mc)
-        q = (1 - interval) / 2
+        q = (1 - level) / 2
         out = configs.reset_index(drop=True).copy()
         out["best"] = best
         ok = np.isfinite(preds)
@@ -564,6 +580,7 @@ class FitResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
             warnings.simplefilter("ignore", UnknownColumnWarning)  # the fit said it once
+            warnings.simplefilter("ignore", PoorFitWarning)  # a refit of this fit's data or its noise
             for rows in groups:
                 rest = self.data.drop(index=rows)
                 refit = fit(self.model, rest, absolute_sigma=self.absolute_sigma, default_rel_error=self.model.default_rel_error)
@@ -594,6 +611,7 @@ class FitResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
             warnings.simplefilter("ignore", UnknownColumnWarning)  # the fit said it once
+            warnings.simplefilter("ignore", PoorFitWarning)  # a refit of this fit's data or its noise
             for _ in range(n):
                 fake = self.data.copy()
                 fake["value"] = pred + rng.normal(0.0, noise)

@@ -78,7 +78,7 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     agg = held.groupby(by, sort=True, dropna=False).agg(
         runs=("value", "size"), measured=("value", "mean"), sd=("value", "std"),
         **{c: (c, "first") for c in held.columns if c not in (*by, "value", "run")}).reset_index()
-    pred = fit.predict(agg.drop(columns=["runs", "measured", "sd"]), interval=interval, n_samples=n_samples,
+    pred = fit.predict(agg.drop(columns=["runs", "measured", "sd"]), level=interval, n_samples=n_samples,
                        seed=seed, fixed_priors=True)
     table = agg[[*by, "runs", "measured", "sd"]].copy()
     table[["best", "lo", "hi"]] = pred[["best", "lo", "hi"]].to_numpy()
@@ -137,7 +137,7 @@ def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float):
             ask = pd.DataFrame([{**{c: base[c] for c in part.columns if c not in ("value", "run", "large_share")},
                                  "folio_kb": kb, "large_share": part.loc[part["folio_kb"] == kb, "large_share"].mean()}
                                 for kb in sizes])
-            band = fit.predict(ask, interval=interval, n_samples=60, fixed_priors=True)
+            band = fit.predict(ask, level=interval, n_samples=60, fixed_priors=True)
             ax.fill_between(sizes, band["lo"] / 1024, band["hi"] / 1024, color=color, alpha=0.2)
             label = f"{p} process{'es' if p > 1 else ''}"
             ax.plot(sizes, band["best"] / 1024, color=color, label=f"model, {label}")
