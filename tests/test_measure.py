@@ -185,10 +185,16 @@ def test_the_writer_prints_what_usemem_prints():
 
 
 def test_verify_predicts_the_runs_it_did_not_fit():
+    import warnings
+
+    from mmcost.fit import PoorFitWarning
+
     runs = mmcost.datasets.load("kvm_6_18_usemem")
     rows = model_rows(runs)
     assert set(rows["metric"]) == {"usemem_throughput_kib_s", "tlb_shootdowns_per_swapped_page"}
-    out = verify(runs, "processes == 1", n_samples=40)
+    with warnings.catch_warnings():  # 5% default sigma: the 1-process fit misses its runs (chi2/dof ~ 9)
+        warnings.simplefilter("ignore", PoorFitWarning)
+        out = verify(runs, "processes == 1", n_samples=40)
     t = out["table"]
     assert (t["processes"] == 2).all() and {"measured", "best", "lo", "hi", "error_pct", "in_band"} <= set(t.columns)
     ipis = t[t["metric"] == "tlb_shootdowns_per_swapped_page"]

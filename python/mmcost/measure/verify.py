@@ -167,7 +167,7 @@ def _model_columns(model, df: pd.DataFrame) -> list[str]:
 
 
 def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("reclaim_us_per_folio", "core_write_gb_s"),
-           model: SwapModel | None = None, interval: float = 0.9, n_samples: int = 100, seed: int = 0,
+           model: SwapModel | None = None, level: float = 0.9, n_samples: int = 100, seed: int = 0,
            tolerance: float = 0.01) -> dict:
     """Fit on ``runs.query(fit_query)``'s configurations, predict the others.
 
@@ -180,7 +180,7 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     parameter moves a metric (TLB shootdowns per page are counts the fit does
     not see), the band has no width; there the measured mean is compared with
     the prediction within ``tol`` = the larger of ``tolerance`` x the
-    prediction and the half-width of the runs' own ``interval`` interval of
+    prediction and the half-width of the runs' own ``level`` level of
     their mean (Student t over the runs), as the text says."""
     from scipy import stats
 
@@ -212,13 +212,13 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     agg["large_share"] = [float(np.mean([per_run.loc[(r, met), "large_share"] for r in ids]))
                           for ids, met in zip(agg["run_ids"], agg["metric"])]
     ask = agg[["metric", *[c for c in cols if c in agg.columns]]].copy()
-    pred = fit.predict(ask, interval=interval, n_samples=n_samples, seed=seed, fixed_priors=True)
+    pred = fit.predict(ask, level=level, n_samples=n_samples, seed=seed, fixed_priors=True)
     table = agg[[*by, "runs", "large_share", "measured", "sd"]].copy()
     table[["best", "lo", "hi"]] = pred[["best", "lo", "hi"]].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         table["error_pct"] = 100 * (table["best"] / table["measured"] - 1)
         n = agg["runs"].to_numpy(float)
-        t = np.where(n > 1, stats.t.ppf((1 + interval) / 2, np.maximum(n - 1, 1)), 0.0)
+        t = np.where(n > 1, stats.t.ppf((1 + level) / 2, np.maximum(n - 1, 1)), 0.0)
         spread = np.nan_to_num(t * agg["sd"].to_numpy(float) / np.sqrt(n))
     flat = (table["hi"] - table["lo"]).abs() <= 1e-9 * table["best"].abs()
     table["tol"] = np.where(flat, np.maximum(tolerance * table["best"].abs(), spread), np.nan)
@@ -226,8 +226,8 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     tiny = (table["measured"].abs() < TINY) & (table["best"].abs() < TINY)  # printed ~0: both next to nothing
     table["in_band"] = np.where(flat, tiny | ((table["measured"] - table["best"]).abs() <= table["tol"]), banded)
     table["in_band"] = table["in_band"].astype(bool)
-    return dict(fit=fit, table=table, text=_text(table, fit_query, interval, tolerance),
-                figure=_figure(fit, rows, table, interval, cols))
+    return dict(fit=fit, table=table, text=_text(table, fit_query, level, tolerance),
+                figure=_figure(fit, rows, table, level, cols))
 
 
 def _fmt_config(col: str, value) -> str:
@@ -239,10 +239,10 @@ def _fmt_config(col: str, value) -> str:
     return f"{col}={value}"
 
 
-def _text(table: pd.DataFrame, fit_query: str, interval: float, tolerance: float = 0.01) -> str:
+def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 0.01) -> str:
     import textwrap
 
-    lines = textwrap.wrap(f"fitted to: {fit_query}; every other configuration predicted, with a {interval:.0%} band "
+    lines = textwrap.wrap(f"fitted to: {fit_query}; every other configuration predicted, with a {level:.0%} band "
                           "over the fit and the priors, at its runs' mean measured large-folio share", 80)
     head = (f"{'folio':>5} {'P':>2} {'memcg':>6} {'comp':>7} {'metric':<10} {'measured':>10} {'model':>9} "
             f"{'error':>7} {'in':>3}")
@@ -274,12 +274,12 @@ def _text(table: pd.DataFrame, fit_query: str, interval: float, tolerance: float
     if table["tol"].notna().any():
         lines += textwrap.wrap(f"IPIs/page: no fitted cost moves them, so their band has no width; their 'in' "
                                f"says the measured mean is within {tolerance:.0%} of the model, or the model within "
-                               f"the runs' own {interval:.0%} interval of their mean (Student t), whichever is "
+                               f"the runs' own {level:.0%} level of their mean (Student t), whichever is "
                                f"wider, or both are below {TINY:g} (~0).", 80)
     return "\n".join(lines)
 
 
-def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float, cols=None):
+def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, level: float, cols=None):
     """Throughput against folio size, one panel per memcg limit (the first compressor), a line per process count."""
     from ..plot import CoverFigure
 
@@ -303,7 +303,7 @@ def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float, cols=
             ask = pd.DataFrame([{"metric": base["metric"], **{c: base[c] for c in keep}, "folio_kb": kb,
                                  "large_share": part.loc[part["folio_kb"] == kb, "large_share"].mean()}
                                 for kb in sizes])
-            band = fit.predict(ask, interval=interval, n_samples=60, fixed_priors=True)
+            band = fit.predict(ask, level=level, n_samples=60, fixed_priors=True)
             ax.fill_between(sizes, band["lo"] / 1024, band["hi"] / 1024, color=color, alpha=0.2)
             label = f"{p} process{'es' if p > 1 else ''}"
             ax.plot(sizes, band["best"] / 1024, color=color, label=f"model, {label}")
@@ -319,7 +319,7 @@ def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float, cols=
     axes[0].legend(fontsize=8)
     kernels = sorted(set(rows["kernel"].dropna().astype(str))) if "kernel" in rows else []
     where = f"Linux {', '.join(kernels)}" if kernels else "this machine"
-    fig.suptitle(f"usemem swap-out on {where}, {comp or 'zram'}: model with {interval:.0%} band, "
+    fig.suptitle(f"usemem swap-out on {where}, {comp or 'zram'}: model with {level:.0%} band, "
                  "measured mean ± sd", fontsize=10)
     fig.tight_layout()
     return fig
