@@ -196,6 +196,8 @@ _DEFAULT_FIT = "processes == 1"
 def _measure_verify(args: argparse.Namespace) -> int:
     from .measure import verify
 
+    import pandas as pd
+
     from .measure.verify import read_runs
 
     figure = Path(args.figure) if args.figure else None

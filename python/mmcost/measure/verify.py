@@ -180,7 +180,7 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     parameter moves a metric (TLB shootdowns per page are counts the fit does
     not see), the band has no width; there the measured mean is compared with
     the prediction within ``tol`` = the larger of ``tolerance`` x the
-    prediction and the half-width of the runs' own ``level`` level of
+    prediction and the half-width of the runs' own ``level`` interval of
     their mean (Student t over the runs), as the text says."""
     from scipy import stats
 
