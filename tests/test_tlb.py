@@ -164,7 +164,7 @@ def test_simulation_agrees_with_analysis_within_its_99pct_ci(name):
                  natural_flush_rate_per_s=15.0, other_round_rate_per_s=2.0, **CASES[name])
     a, s = m.analytic(), m.simulate(horizon_s=60, replications=8, seed=SEED, progress=False)
     for q in ("shootdowns", "full_flushes", "invlpg", "ipis", "tlbi_ops", "dsb_syncs", "calls", "deferred_calls"):
-        lo, hi = s.rates.loc[q, "ci_low"], s.rates.loc[q, "ci_high"]
+        lo, hi = s.rates.loc[q, "lo"], s.rates.loc[q, "hi"]
         assert lo - 1e-9 <= a.rate(q) <= hi + 1e-9, (q, a.rate(q), lo, hi)
     assert a.overhead == pytest.approx(s.overhead, rel=0.05)
 
@@ -173,7 +173,7 @@ def test_simulation_counts_reuse_rounds_when_cpus_stay_in_step():
     m = TlbModel(cpus=4, policy="deferred", demotion_rate_per_s=3200, batch_folios=32, other_round_rate_per_s=5.0,
                  reuse=Dist.exponential(80_000.0))
     a, s = m.analytic(), m.simulate(horizon_s=60, replications=8, seed=SEED, progress=False)
-    lo, hi = s.rates.loc["reuse_rounds", ["ci_low", "ci_high"]]
+    lo, hi = s.rates.loc["reuse_rounds", ["lo", "hi"]]
     assert lo <= a.rate("reuse_rounds") <= hi
 
 
@@ -409,7 +409,7 @@ def test_simulation_agrees_with_analysis_on_each_new_mechanism(name):
     for q in ("shootdowns", "full_flushes", "invlpg", "rounds", "flushes", "folios", "local_full_flushes",
               "local_one_flushes", "reuse_rounds", "invlpgb_ops", "tlbsyncs", "user_flushes", "page_flushes",
               "tlbi_ops", "dsb_syncs"):
-        lo, hi = s.rates.loc[q, "ci_low"], s.rates.loc[q, "ci_high"]
+        lo, hi = s.rates.loc[q, "lo"], s.rates.loc[q, "hi"]
         if q in approximate:  # CPUs joining a migrc round independently: a stated approximation
             assert a.rate(q) == pytest.approx(s.rate(q), rel=0.10), (q, a.rate(q), s.rate(q))
             continue

@@ -168,6 +168,7 @@ def _check_swapout(args: argparse.Namespace):
 
 def _measure_swapout(args: argparse.Namespace) -> int:
     from .measure import MeasureError, swapout
+    from .measure.swapout_runs import Stopped
 
     try:
         folio_kb, processes, memcg_mb, devices, nbytes = _check_swapout(args)
@@ -181,6 +182,9 @@ def _measure_swapout(args: argparse.Namespace) -> int:
     except (MeasureError, ValueError) as exc:
         print(f"mmcost measure: {exc}", file=sys.stderr)
         return 2
+    except Stopped as exc:  # SIGTERM / SIGHUP: the settings were restored on the way out
+        print(f"mmcost measure: {exc}; every setting restored (runs so far are in {args.out})", file=sys.stderr)
+        return 128 + exc.signum
     if not args.dry_run:
         print(f"{rows['run'].nunique() if len(rows) else 0} runs, {len(rows)} rows appended to {args.out}")
     return 0
@@ -190,9 +194,11 @@ _DEFAULT_FIT = "processes == 1"
 
 
 def _measure_verify(args: argparse.Namespace) -> int:
+    from .measure import verify
+
     import pandas as pd
 
-    from .measure import verify
+    from .measure.verify import read_runs
 
     figure = Path(args.figure) if args.figure else None
     if figure is not None:
@@ -201,11 +207,11 @@ def _measure_verify(args: argparse.Namespace) -> int:
         if not figure.parent.is_dir():
             return _fail("measure verify", "--figure", f"the folder of {args.figure!r} does not exist")
     try:
-        runs = pd.read_csv(args.runs)
+        runs = read_runs(args.runs)
     except OSError as exc:
         return _fail("measure verify", "--runs", f"{args.runs}: {exc.strerror or exc}")
-    except (ValueError, pd.errors.ParserError) as exc:  # empty, or not a CSV
-        return _fail("measure verify", "--runs", f"{args.runs}: not a CSV of runs ({exc})")
+    except (ValueError, pd.errors.ParserError) as exc:  # empty, cut short, not a CSV of runs
+        return _fail("measure verify", "--runs", f"{args.runs}: {exc}")
     try:
         runs.query(args.fit)
     except Exception as exc:  # pandas raises SyntaxError, NameError, KeyError, TypeError ... for a bad query
@@ -215,7 +221,7 @@ def _measure_verify(args: argparse.Namespace) -> int:
                          f"(the default --fit {args.fit!r} fails: {message})")
         return _fail("measure verify", "--fit", f"{args.fit!r} is not a query of the runs' columns ({message})")
     try:
-        out = verify(runs, args.fit)
+        out = verify(runs, args.fit, free=_list(args.free))
     except OSError as exc:
         print(f"mmcost measure verify: --runs {args.runs}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -226,6 +232,17 @@ def _measure_verify(args: argparse.Namespace) -> int:
     if args.figure:
         out["figure"].savefig(args.figure)
         print(f"wrote {args.figure}")
+    return 0
+
+
+def _measure_restore(args: argparse.Namespace) -> int:
+    from .measure import MeasureError, restore
+
+    try:
+        restore(dry_run=args.dry_run)
+    except (MeasureError, ValueError, OSError) as exc:
+        print(f"mmcost measure restore: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -266,7 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--runs", default="runs.csv", type=_nonempty_path, help="rows of mmcost measure swapout (default: runs.csv)")
     ve.add_argument("--fit", default=_DEFAULT_FIT, help="pandas query of the runs to fit (default: processes == 1)")
     ve.add_argument("--figure", metavar="PNG", help="also write throughput vs folio size with the band")
+    ve.add_argument("--free", default="reclaim_us_per_folio,core_write_gb_s", metavar="NAMES",
+                    help="the swap model's fields to fit, comma-separated "
+                    "(default: reclaim_us_per_folio,core_write_gb_s)")
     ve.set_defaults(func=_measure_verify)
+    rs = msub.add_parser("restore", help="undo what a killed swapout run left changed, as its journal names it (root)")
+    rs.add_argument("--dry-run", action="store_true", help="print what would be restored; change nothing")
+    rs.set_defaults(func=_measure_restore)
     return parser
 
 

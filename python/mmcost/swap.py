@@ -145,8 +145,9 @@ class SwapModel(Mechanism):
     cpus: int | None = knob(None, kind="int", unit="count", doc="CPUs (vCPUs) the writers run on; None: one each")
     bytes_per_process: float = knob(float(2**30), unit="bytes", lower=4096.0, upper=2.0**50,
                                     doc="bytes each process writes (split among its threads)")
-    memcg_mb: float | None = knob(512.0, kind="float", unit="MiB", lower=1.0, upper=2.0**30,
-                                  doc="memcg limit; None: no memcg (give swapped_share)")
+    memcg_mb: float | None = knob(512.0, kind="float", unit="MiB", lower=1.0, upper=2.0**30, none_values=(float("inf"),),
+                                  doc="memcg limit; None (a cell 'none' or inf): no memcg limit, global reclaim "
+                                      "(give swapped_share)")
     memcgs: int = knob(1, unit="count", doc="memcgs the processes are spread over evenly, each limited to memcg_mb")
     swapped_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
                                        doc="share of written bytes swapped out; None: from memcg_mb")
@@ -466,18 +467,19 @@ class SwapModel(Mechanism):
         if self.swapped_share is not None:
             return self.swapped_share  # a float field (coerced), or a lane array
         w_bytes, limit = self.written_bytes / self.memcgs, self.memcg_mb * 2**20
+        # share > 0 iff L < W (with zswap too: R < W iff L < W), checked first; then the pool, W(1-w)/c < L,
+        # makes (1-w)/c < 1 and the division safe (a compression ratio of 1 divided by zero)
+        if any_of(limit >= w_bytes):
+            raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
+                             f"({w_bytes / 2**20:g} MiB): nothing would swap")
         resident = limit
         if self.swap_device == "zswap":
             kept = (1.0 - self.zswap_writeback_share) / self.compression_ratio
-            resident = (limit - w_bytes * kept) / (1.0 - kept)
-            if any_of(resident <= 0):
+            if any_of(w_bytes * kept >= limit):
                 raise ValueError(f"memcg_mb: the zswap pool alone ({w_bytes * kept / 2**20:.0f} MiB) exceeds the "
                                  f"limit ({self.memcg_mb:g} MiB); raise zswap_writeback_share")
-        share = 1.0 - resident / w_bytes
-        if any_of(share <= 0):
-            raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
-                             f"({w_bytes / 2**20:g} MiB): nothing would swap")
-        return share
+            resident = (limit - w_bytes * kept) / (1.0 - kept)
+        return 1.0 - resident / w_bytes
 
     def large_fault_share(self) -> float:
         """Share of written bytes that were faulted as ``folio_kb`` folios.

@@ -49,7 +49,7 @@ def sweep(target: Model | FitResult, grid: dict, executor: Executor | None = Non
 
     executor: any ``concurrent.futures.Executor``; default a local process pool
     (one worker per CPU); ``"serial"`` runs in this process. ``predict_kwargs``
-    go to :meth:`FitResult.predict` (``interval``, ``n_samples``, ``seed``).
+    go to :meth:`FitResult.predict` (``level``, ``n_samples``, ``seed``).
     A tqdm bar shows progress when there are more than 4 chunks.
     """
     if not isinstance(target, (Model, FitResult)):

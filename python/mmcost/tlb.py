@@ -1106,7 +1106,7 @@ _RATES = {
 class TlbResult:
     """Rates from one solver, and what they cost.
 
-    ``rates``: one row per quantity (``value``, 99% ``ci_low``/``ci_high``;
+    ``rates``: one row per quantity (``value``, 99% ``lo``/``hi``;
     equal for the analytic solver). For x86 migrc with natural flushes the
     CPUs' pending states diverge and a reuse flush reaches a random subset;
     the analytic ``rounds``/``reuse_rounds`` then treat each CPU as joining a
@@ -1115,7 +1115,7 @@ class TlbResult:
     by cause; :meth:`run` gives a run's expected counters and runtime."""
 
     model: TlbModel
-    #: quantity -> (value, ci_low, ci_high), the quantities of ``_RATES``
+    #: quantity -> (value, lo, hi), the quantities of ``_RATES``
     bounds: dict
     solver: str
     per_cpu_shootdowns_per_s: np.ndarray | None = None
@@ -1123,8 +1123,8 @@ class TlbResult:
 
     @property
     def rates(self) -> pd.DataFrame:
-        """One row per quantity: ``value``, 99% ``ci_low``/``ci_high``, ``unit``."""
-        f = pd.DataFrame.from_dict(self.bounds, orient="index", columns=["value", "ci_low", "ci_high"])
+        """One row per quantity: ``value``, 99% ``lo``/``hi``, ``unit``."""
+        f = pd.DataFrame.from_dict(self.bounds, orient="index", columns=["value", "lo", "hi"])
         f.index.name = "quantity"
         f["unit"] = [_RATES[k] for k in f.index]
         return f

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import datasets
-from ..fit import FitResult, NotIdentifiableWarning
+from ..fit import FitResult, NotIdentifiableWarning, PoorFitWarning
 from ..mechanism import Mechanism
 
 #: the columns of held_out()
@@ -49,7 +49,7 @@ class Study:
     id: ClassVar[str] = ""
     mechanism: ClassVar[type] = type(None)
     free: ClassVar[tuple[str, ...]] = ()
-    #: interval level of held_out()'s lo/hi
+    #: level of held_out()'s lo/hi band
     level: ClassVar[float] = 0.9
 
     def __init__(self):
@@ -92,6 +92,7 @@ class Study:
         if self._fit is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotIdentifiableWarning)
+                warnings.simplefilter("ignore", PoorFitWarning)  # kept in fit.warnings, printed in the report
                 model = self.model()
                 kwargs = {"free": list(self.free)} if isinstance(model, Mechanism) else {}
                 self._fit = model.fit(self.fit_rows(), **kwargs)
@@ -124,9 +125,10 @@ class Study:
         parts = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
+            warnings.simplefilter("ignore", PoorFitWarning)  # kept in fit.warnings, printed in the report
             for rows in groups:
                 refit = fit.model.fit(data.drop(index=rows).reset_index(drop=True), absolute_sigma=fit.absolute_sigma)
-                parts.append(refit.predict(data.iloc[rows], interval=self.level, n_samples=n_samples, seed=len(parts)))
+                parts.append(refit.predict(data.iloc[rows], level=self.level, n_samples=n_samples, seed=len(parts)))
         pred = pd.concat(parts).reset_index(drop=True)
         order = np.concatenate(groups)
         return data.iloc[order].reset_index(drop=True), pred

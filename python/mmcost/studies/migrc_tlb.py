@@ -133,7 +133,7 @@ class MigrcTlb(Study):
         runtime = pd.DataFrame([{"metric": "runtime_s_change_pct", "variant": "after", "baseline": "before",
                                  "value": self.measured_runtime_change_pct()}])
         rows = pd.concat([runtime, claims[["metric", "variant", "baseline", "value"]]], ignore_index=True)
-        pred = self.fit().predict(rows, interval=self.level, n_samples=200, seed=1, fixed_priors=True)
+        pred = self.fit().predict(rows, level=self.level, n_samples=200, seed=1, fixed_priors=True)
         config = ["runtime (from the two runtimes)"] + [f"cover letter claim ({m})" for m in claims["metric"]]
         return self._held_out_frame(rows, config, pred)
 
@@ -207,7 +207,7 @@ class MigrcTlb(Study):
             {"quantity": "kswapd busy % (batched)", "metric": "migrator_busy_pct", "variant": "before"},
             {"quantity": "kswapd busy % (per-folio)", "metric": "migrator_busy_pct", "variant": "per-folio"},
         ])
-        pred = self.fit().predict(rows, interval=0.9, n_samples=n_samples, seed=seed, fixed_priors=True)
+        pred = self.fit().predict(rows, level=0.9, n_samples=n_samples, seed=seed, fixed_priors=True)
         return pred[["quantity", "metric", "variant", "best", "lo", "hi"]]
 
     def sections(self) -> list[Section]:

@@ -53,7 +53,7 @@ class SwapcacheWbTags(Study):
         lkp = self.lkp()
         after = lkp[(lkp["variant"] == "base+patch") & lkp["metric"].str.endswith("_change_pct")]
         after = after[after["metric"].str.removesuffix("_change_pct").isin(SwapModel.METRICS)].reset_index(drop=True)
-        pred = self.fit().predict(after, interval=self.level, n_samples=100, seed=4)
+        pred = self.fit().predict(after, level=self.level, n_samples=100, seed=4)
         config = ["base+patch" + (f", {site_of(c)}" if isinstance(c, str) else "") for c in after["call_site"]]
         return self._held_out_frame(after, config, pred)
 
