@@ -12,6 +12,7 @@ moves to another in proportion to the two presets (see
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from .model import Prior
@@ -48,6 +49,14 @@ VM_EXIT_PRIOR = Prior(1.0, 0.5, "a VM exit and re-entry for an ICR write or a hy
                                 "hardware round trip plus KVM's handler (Agesen et al., USENIX ATC 2012)")
 #: one PTE cleared or set, with its rmap and counter work
 PTE_PRIOR = Prior(0.05, 0.03, "one PTE update with its rmap and counter work: tens of ns")
+#: one anonymous fault besides zeroing and PTEs
+FAULT_PRIOR = Prior(1.5, 0.75, "will-it-scale page_fault1: one anonymous fault (entry, allocation, memcg charge, "
+                               "rmap) costs 1-2 us on a server core")
+#: costs in microseconds that no preset measures: every preset has these, a machine profile its own
+GENERIC_US: dict[str, Prior] = {"vm_exit_us": VM_EXIT_PRIOR, "pte_us": PTE_PRIOR, "fault_us_per_folio": FAULT_PRIOR}
+#: a measured cost's prior: its rounds' spread and this share of its value added in quadrature, for the
+#: microbenchmark not being the very kernel path a model charges it to (a zap's IPI for reclaim's, say)
+MEASURED_ALLOWANCE = 0.1
 
 _CORE_BW = ("a core's streaming store bandwidth is bounded by its outstanding L1D misses: 10-12 line-fill "
             "buffers x 64 B / ~80-100 ns DRAM latency = 6-10 GB/s (Little's law; Intel 64 and IA-32 "
@@ -78,6 +87,9 @@ class CpuModel:
     meltdown: bool = False
     #: AMD INVLPGB/TLBSYNC broadcast invalidation (Zen 3 on; AMD APM vol. 3, INVLPGB)
     invlpgb: bool = False
+    #: costs measured on this machine (a profile of ``mmcost measure machine``): cost name -> Prior (the
+    #: measured value; its rounds' spread with MEASURED_ALLOWANCE; the method); they replace the preset's
+    measured: dict = field(default_factory=dict)
 
     def cycles_of(self, primitive: str) -> float:
         return float(self.cycles.get(primitive, GENERIC_CYCLES[primitive][0]))
@@ -93,7 +105,13 @@ class CpuModel:
             "invlpgb_us": self.cycles_of("invlpgb") * us, "tlbsync_us": self.cycles_of("tlbsync") * us,
             "mem_bw_gb_s": self.mem_bw_gb_s, "core_write_gb_s": self.core_write_gb_s,
             "itlb_entries": float(self.itlb_entries), "stlb_entries": float(self.stlb_entries),
+            **{k: p.value for k, p in GENERIC_US.items()},
+            **{k: p.value for k, p in self.measured.items()},
         }
+
+    def measured_priors(self) -> dict[str, Prior]:
+        """The measured costs' priors (see :data:`MEASURED_ALLOWANCE`)."""
+        return dict(self.measured)
 
     @property
     def cpus(self) -> int:
@@ -137,9 +155,17 @@ PRESETS: dict[str, CpuModel] = {p.name: p for p in (
 
 
 def get(name: str) -> CpuModel:
-    """The preset ``name`` (see :data:`PRESETS`)."""
+    """The preset ``name`` (see :data:`PRESETS`), or the machine profile at
+    the path ``name`` (a ``.toml`` file of ``mmcost measure machine``)."""
     if not isinstance(name, str):
-        raise TypeError(f"cpu_model must be a preset name, got {type(name).__name__}")
+        raise TypeError(f"cpu_model must be a preset name or a profile's path, got {type(name).__name__}")
+    if name.strip().lower().endswith(".toml"):
+        from pathlib import Path
+
+        path = Path(name.strip()).expanduser().resolve()
+        if not path.is_file():
+            raise ValueError(f"cpu_model: no machine profile at {name!r} (write one with mmcost measure machine)")
+        return _profile(str(path), path.stat().st_mtime_ns)
     key = name.strip().lower()
     if key not in PRESETS:
         raise ValueError(f"cpu_model: unknown preset {name!r}; known: {sorted(PRESETS)}")
@@ -181,11 +207,21 @@ RELATIVE_PRIORS: dict[str, tuple[str, float]] = {
     "core_write_gb_s": (_CORE_BW, 0.4),
     "mem_bw_gb_s": ("the preset's peak DRAM bandwidth (channels x MT/s x 8 B); sustained write bandwidth is "
                     "60-80% of peak", 0.25),
+    **{k: (p.source, p.width / p.value) for k, p in GENERIC_US.items()},
 }
 
 
-def relative_priors(values: dict, table: dict | None = None) -> dict[str, Prior]:
+def relative_priors(values: dict, table: dict | None = None, measured: dict | None = None) -> dict[str, Prior]:
     """Priors centred on a preset's ``values`` (a :meth:`CpuModel.costs` dict,
-    plus any extra ``table`` of field -> (source, relative width))."""
+    plus any extra ``table`` of field -> (source, relative width)); a
+    ``measured`` prior (:meth:`CpuModel.measured_priors`) replaces its field's."""
     table = {**RELATIVE_PRIORS, **(table or {})}
-    return {k: Prior(values[k], w * values[k], src) for k, (src, w) in table.items() if values.get(k)}
+    out = {k: Prior(values[k], w * values[k], src) for k, (src, w) in table.items() if values.get(k)}
+    return {**out, **{k: p for k, p in (measured or {}).items() if k in values}}
+
+
+@functools.lru_cache(maxsize=32)
+def _profile(path: str, mtime_ns: int) -> CpuModel:  # (mtime in the key: a profile rewritten is read again)
+    from .measure.profile import as_cpu_model, load
+
+    return as_cpu_model(load(path), path)

@@ -95,6 +95,9 @@ class Knob:
     prefix: bool = False
     #: cell values that mean the field's None besides the word "none" (memcg_mb: inf, no limit)
     none_values: tuple = ()
+    #: a str leaf also takes the path of a file with this suffix besides its choices (cpu_model: a machine
+    #: profile, ".toml"); the mechanism's check reads it
+    path_suffix: str = ""
 
 
 def knob(default, *, factory=None, **kwargs):
@@ -332,7 +335,7 @@ def _cell(lf: Leaf, value):
     return value
 
 
-def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()):
+def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = (), path_suffix: str = ""):
     """A column's cell as the leaf's type, or a ValueError/TypeError naming the leaf."""
     if kind == "bool":
         if isinstance(value, (bool, np.bool_)):
@@ -360,8 +363,9 @@ def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a string, got {value!r}")
         value = dict(aliases).get(value, value)
-        if choices and value not in choices:
-            raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+        if choices and value not in choices and not (path_suffix and value.strip().lower().endswith(path_suffix)):
+            also = f" or the path of a {path_suffix} file" if path_suffix else ""
+            raise ValueError(f"{name} must be one of {list(choices)}{also}, got {value!r}")
         return value
     return value
 
@@ -498,7 +502,8 @@ class Mechanism(Model):
             val = getattr(self, name)
             if val is None or isinstance(val, enum.Enum):
                 continue
-            val = None if says_none(lf, val) else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases)
+            val = None if says_none(lf, val) else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases,
+                                                         lf.knob.path_suffix)
             object.__setattr__(self, name, val)
         # A copy that set float fields to numbers (a fit's or a band's draws) has nothing for the
         # tables to fill: their inputs (the CPU, the compressor, the kernel: never a float field) are
@@ -615,7 +620,7 @@ class Mechanism(Model):
                 raise ValueError(f"{type(self).__name__} has no field {name!r}; known: {sorted(leaves)}")
             lf = leaves[name]
             val = (None if val is None or val is pd.NA or says_none(lf, val)
-                   else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases))
+                   else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases, lf.knob.path_suffix))
             changes.append((lf.path, val))
         return {key: v for (_, key), v in _new_values(self, changes).items()}  # top-level fields are attrs
 

@@ -203,8 +203,9 @@ class SwapModel(Mechanism):
                                "(drivers/block/brd.c; a radix_tree_insert under brd_lock before v6.4)"),
         doc="brd: the device-wide page-tree lock held per new backing page")
     # --- machine ---------------------------------------------------------------------------------
-    cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS),
-                                 doc="CPU preset (mmcost.cpu_models); None: generic for the arch")
+    cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS), path_suffix=".toml",
+                                 doc="CPU preset (mmcost.cpu_models) or a machine profile's path (mmcost measure "
+                                     "machine); None: generic for the arch")
     arch: str | None = knob(None, kind="str", choices=("x86", "arm64"), doc="None: the cpu_model's",
                             aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")))
     virtualized: bool = knob(False, doc="a KVM guest: IPIs exit to the host, page walks are 2-D")
@@ -249,10 +250,9 @@ class SwapModel(Mechanism):
     pv_ipi: bool | None = knob(None, kind="bool", kernel=True,
                                doc="a KVM guest sends an IPI mask with one hypercall (v4.19), not an exit per target")
     # --- costs ---------------------------------------------------------------------------------
-    fault_us_per_folio: float = knob(1.5, unit="us", lower=0.01, upper=100.0,
-                           prior=Prior(1.5, 0.75, "will-it-scale page_fault1: one anonymous fault (entry, allocation, "
-                                                  "memcg charge, rmap) costs 1-2 us on a server core"),
-                           doc="per fault, besides zeroing and PTEs")
+    fault_us_per_folio: float | None = knob(None, kind="float", unit="us", lower=0.01, upper=100.0,
+                                            doc="per fault, besides zeroing and PTEs; None: the cpu_model's (a "
+                                                "machine profile's measured, else cpu_models.FAULT_PRIOR)")
     user_us_per_page: float = knob(0.1, unit="us", upper=10.0,
                                    prior=Prior(0.1, 0.05, "usemem's store loop over a just-zeroed, cache-hot 4 KiB "
                                                           "page: 16-32 B per cycle at 2.5-3 GHz"),
@@ -261,9 +261,8 @@ class SwapModel(Mechanism):
                                          doc="one core's streaming write bandwidth (clear_page, memcpy)")
     mem_bw_gb_s: float | None = knob(None, kind="float", unit="GB/s", lower=0.1, upper=1e5,
                                      doc="DRAM bandwidth shared by all writers (a station)")
-    pte_us: float = knob(0.05, unit="us", upper=5.0,
-                         prior=Prior(0.05, 0.03, "one PTE update with its rmap and counter work: tens of ns"),
-                         doc="per PTE set, cleared or walked")
+    pte_us: float | None = knob(None, kind="float", unit="us", upper=5.0,
+                                doc="per PTE set, cleared or walked; None: the cpu_model's (cpu_models.PTE_PRIOR)")
     reclaim_us_per_folio: float = knob(3.0, unit="us", lower=0.01, upper=1000.0,
                              prior=Prior(3.0, 1.5, "shrink_folio_list per folio without I/O (folio_referenced + "
                                                    "try_to_unmap rmap walks, add_to_swap, __remove_mapping, free)"),
@@ -326,11 +325,9 @@ class SwapModel(Mechanism):
                                      prior=Prior(3.0, 1.0, "Bhargava et al., ASPLOS 2008: a 2-D walk makes up to 24 "
                                                            "references instead of 4, cut by page-walk caches"),
                                      doc="page-walk cost in a guest over native")
-    vm_exit_us: float = knob(
-        1.0, unit="us", upper=100.0,
-        prior=Prior(1.0, 0.5, "a VM exit and re-entry for an ICR write or a hypercall: ~1,000-2,000 cycles of "
-                              "hardware round trip plus KVM's handler (Agesen et al., USENIX ATC 2012)"),
-        doc="one VM exit and re-entry (a guest's IPI send)")
+    vm_exit_us: float | None = knob(None, kind="float", unit="us", upper=100.0,
+                                    doc="one VM exit and re-entry (a guest's IPI send); None: the cpu_model's "
+                                        "(cpu_models.VM_EXIT_PRIOR; 0 in a profile, whose IPI send includes it)")
     posted_interrupts: bool = knob(True, doc="APICv/AVIC: an IPI reaches a running vCPU without a VM exit")
     tlbi_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one broadcast TLBI at the DVM node")
     dsb_us: float | None = knob(None, kind="float", unit="us", upper=100.0,
@@ -425,12 +422,18 @@ class SwapModel(Mechanism):
         out["compress_us_per_page"] = compress_us_per_page(self.compressor, cpu.clock_ghz)
         out["decompress_us_per_page"] = decompress_us_per_page(self.compressor, cpu.clock_ghz)
         out["compression_ratio"] = COMPRESSORS[self.compressor][2]
+        for name in ("compress_us_per_page", "compression_ratio"):  # a machine profile's, for this compressor
+            if f"{name}@{self.compressor}" in cpu.measured:
+                out[name] = cpu.measured[f"{name}@{self.compressor}"].value
         return out
 
     @property
     def PRIORS(self) -> dict:  # noqa: N802 - the Mechanism hook
         """Priors of the table-derived costs (compressor speeds and ratio), relative to the table's value."""
-        return cpu_models.relative_priors(self.table_values(), _COMPRESSOR_PRIORS)
+        cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch or "x86")
+        measured = {k.split("@")[0]: p for k, p in cpu.measured_priors().items()
+                    if "@" not in k or k.endswith(f"@{self.compressor}")}
+        return cpu_models.relative_priors(self.table_values(), _COMPRESSOR_PRIORS, measured)
 
     @property
     def writers(self) -> int:

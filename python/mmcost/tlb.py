@@ -213,8 +213,9 @@ class TlbCosts:
     nested_walk_factor: float = knob(3.0, unit="1", lower=1.0, upper=20.0,
                                      prior=Prior(3.0, 1.0, "Bhargava et al., ASPLOS 2008: 24 vs 4 references, cut by "
                                                            "page-walk caches"))
-    vm_exit_us: float = knob(cpu_models.VM_EXIT_PRIOR.value, unit="us", upper=100.0, prior=cpu_models.VM_EXIT_PRIOR,
-                             doc="one VM exit and re-entry")
+    vm_exit_us: float | None = knob(None, kind="float", unit="us", upper=100.0,
+                                    doc="one VM exit and re-entry; None: the cpu_model's (cpu_models.VM_EXIT_PRIOR; "
+                                        "0 in a machine profile, whose IPI send includes it)")
     posted_interrupts: bool = knob(True, doc="APICv/AVIC: an IPI reaches a running vCPU without a VM exit")
     tlbi_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one broadcast TLBI (arm64)")
     dsb_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one DSB ISH wait (arm64)")
@@ -350,7 +351,9 @@ class TlbModel(Mechanism):
                                  doc="migration's flush; None: the kernel's batched_migration_flush (batched from "
                                      "v6.3, else immediate); 'deferred' is migrc, in no kernel")
     virtualized: bool = knob(False, doc="a KVM guest: IPIs exit, page walks are 2-D")
-    cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS))
+    cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS), path_suffix=".toml",
+                                 doc="CPU preset (mmcost.cpu_models) or a machine profile's path (mmcost measure "
+                                     "machine); None: generic for the arch")
     kernel: str = knob("6.18", doc="selects every switch left None (mmcost.kernel)")
     promotion_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios promoted per second (NUMA hinting)")
     demotion_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios demoted per second (kswapd)")
@@ -432,8 +435,8 @@ class TlbModel(Mechanism):
     folio_pages: int | None = knob(None, kind="int", doc="4K pages per folio; None: entries_per_folio")
     copy_us_per_page: float | None = knob(None, kind="float", unit="us", upper=1e3,
                                           doc="copying one 4K page; None: 2 x 4 KiB at the preset's core bandwidth")
-    pte_us: float = knob(cpu_models.PTE_PRIOR.value, unit="us", upper=5.0, prior=cpu_models.PTE_PRIOR,
-                         doc="per PTE cleared or restored")
+    pte_us: float | None = knob(None, kind="float", unit="us", upper=5.0,
+                                doc="per PTE cleared or restored; None: the cpu_model's (cpu_models.PTE_PRIOR)")
     rmap_us_per_folio: float = knob(
         2.0, unit="us", upper=1e3,
         prior=Prior(2.0, 1.0, "migrate_folio_unmap + migrate_folio_move without the copy: folio lock, the rmap "
@@ -448,9 +451,11 @@ class TlbModel(Mechanism):
     @property
     def PRIORS(self) -> dict:  # noqa: N802 - the Mechanism hook
         """Priors of the table-derived costs, relative to this preset's value."""
+        arch = self.arch.value if isinstance(self.arch, Arch) else (self.arch or "x86")
+        cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(arch)
         return cpu_models.relative_priors(self.table_values(), {"copy_us_per_page": (
             "folio_copy of one 4K page: 4 KiB read and written at the preset's core bandwidth; "
-            + cpu_models.CORE_WRITE_SOURCE, 0.5)})
+            + cpu_models.CORE_WRITE_SOURCE, 0.5)}, cpu.measured_priors())
 
     def table_values(self) -> dict:
         arch = Arch(self.arch).value if isinstance(self.arch, (Arch, str)) and self.arch in ("x86", "arm64", Arch.X86,
@@ -458,6 +463,7 @@ class TlbModel(Mechanism):
         cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(arch)
         costs = cpu.costs()
         out = {k: val for k, val in costs.items() if k in TlbCosts.__dataclass_fields__}
+        out["pte_us"] = costs["pte_us"]
         out["copy_us_per_page"] = 2 * 4.096 / costs["core_write_gb_s"]  # folio_copy: read and write 4 KiB
         for st in self.streams if isinstance(self.streams, tuple) else ():  # TLB sizes move with the CPU
             if isinstance(st, TlbStream) and st.page_kb == 4:

@@ -392,3 +392,89 @@ def load(path: str | Path) -> Profile:
     for comp, costs in data.get("compressor", {}).items():
         profile.per_compressor[comp] = _costs(costs, f"compressor.{comp}")
     return profile
+
+
+# --- a profile as a CPU preset ------------------------------------------------------------------
+#: zram_write_page's work besides compression, in SwapModel's priors (zram_us + zs_malloc's hold): taken off
+#: the measured write to leave the compressor's own time (mmcost.swap's zram priors name their sources)
+def _zram_besides_compression_us() -> float:
+    from ..swap import SwapModel
+
+    fields = SwapModel.__dataclass_fields__
+    return sum(fields[name].metadata["knob"].prior.value for name in ("zram_us_per_page", "zs_malloc_hold_us"))
+
+
+def fault_line(per_size: dict[int, dict[str, Cost]]) -> tuple[float, float] | None:
+    """(per folio, per 4 KiB page) of a fault besides zeroing, fitted over the
+    measured sizes (weighted least squares on the rounds' spread): what
+    ``fault_us_per_folio`` and ``pte_us`` are in the swap model's fault,
+    ``fault_us_per_folio + zeroing + pages x pte_us``. None below two sizes."""
+    pts = [(kb // 4, c["fault_us_per_folio"]) for kb, c in sorted(per_size.items()) if "fault_us_per_folio" in c]
+    if len(pts) < 2:
+        return None
+    x = np.array([p for p, _ in pts], float)
+    y = np.array([c.value for _, c in pts])
+    w = 1 / np.array([max(c.sd, 0.02 * c.value, 1e-3) for _, c in pts])
+    slope, intercept = np.polyfit(x, y, 1, w=w)
+    return float(intercept), float(slope)
+
+
+def as_cpu_model(profile: Profile, path: str | Path):
+    """The profile as a :class:`~mmcost.cpu_models.CpuModel`: the generic
+    preset of its architecture with every measured cost in place of the
+    preset's, each with a prior of its measured spread (plus
+    ``cpu_models.MEASURED_ALLOWANCE``) naming the machine and the method."""
+    from dataclasses import replace
+
+    from .. import cpu_models
+    from ..model import Prior
+
+    d = profile.description
+    arch = {"x86_64": "x86", "aarch64": "arm64", "arm64": "arm64", "x86": "x86"}.get(str(d.get("arch")))
+    if arch is None:
+        raise ValueError(f"profile {path}: [machine] arch = {d.get('arch')!r} is not x86_64 or aarch64")
+    base = cpu_models.default_for(arch)
+    where = f"measured on {d.get('cpu', '?')} ({d.get('vcpus', '?')} vCPUs, {d.get('hypervisor') or 'bare metal'}, " \
+            f"Linux {d.get('kernel', '?')}; profile {Path(path).name})"
+    measured: dict[str, Prior] = {}
+
+    def put(field: str, value: float, sd: float, method: str) -> None:
+        width = float(np.hypot(sd, cpu_models.MEASURED_ALLOWANCE * abs(value))) or 1e-9
+        measured[field] = Prior(float(value), width, f"{where}: {method}")
+
+    c = profile.costs
+    if "ipi_target_us" in c:
+        put("irq_us", c["ipi_target_us"].value, c["ipi_target_us"].sd, c["ipi_target_us"].method)
+    if "ipi_sender_us" in c:
+        put("ipi_send_us", c["ipi_sender_us"].value, c["ipi_sender_us"].sd, c["ipi_sender_us"].method)
+        if d.get("virtualized"):  # the guest's exit per IPI is inside the sender's measured time
+            measured["vm_exit_us"] = Prior(0.0, 0.1, f"{where}: inside ipi_send_us (the sender's measured time per "
+                                                     "IPI includes the exit that sends it)")
+    if "zero_gb_s" in c:
+        put("core_write_gb_s", c["zero_gb_s"].value, c["zero_gb_s"].sd, c["zero_gb_s"].method)
+    line = fault_line(profile.per_size)
+    if line is not None:
+        a, b = line
+        sizes = ", ".join(f"{kb}K" for kb in sorted(profile.per_size))
+        put("fault_us_per_folio", max(a, 0.01), 0.0, f"first-touch faults at {sizes}, less zeroing: the intercept "
+            "of time per folio against its pages")
+        if b > 0:
+            put("pte_us", b, 0.0, f"first-touch faults at {sizes}, less zeroing: the slope per 4 KiB page")
+    elif 4 in profile.per_size and "fault_us_per_folio" in profile.per_size[4]:
+        f4 = profile.per_size[4]["fault_us_per_folio"]
+        put("fault_us_per_folio", max(f4.value - cpu_models.PTE_PRIOR.value, 0.01), f4.sd,
+            f4.method + "; less one PTE at its prior")
+    besides = _zram_besides_compression_us()
+    for comp, costs in profile.per_compressor.items():
+        if "zram_write_us_per_page" in costs:
+            w = costs["zram_write_us_per_page"]
+            put(f"compress_us_per_page@{comp}", max(w.value - besides, 0.1 * w.value), w.sd,
+                w.method + f"; less {besides:.2f} us of zram_write_page's other work (mmcost.swap's priors)")
+        if "compression_ratio" in costs:
+            r = costs["compression_ratio"]
+            put(f"compression_ratio@{comp}", r.value, r.sd, r.method)
+    return replace(base, name=f"profile:{Path(path).name}", source=f"machine profile {path} ({where})",
+                   clock_ghz=float(d.get("clock_ghz") or base.clock_ghz), cores=int(d.get("vcpus") or base.cores),
+                   threads_per_core=1, sockets=1,
+                   core_write_gb_s=measured["core_write_gb_s"].value if "core_write_gb_s" in measured
+                   else base.core_write_gb_s, measured=measured)
