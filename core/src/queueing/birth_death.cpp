@@ -1,5 +1,6 @@
 #include "mmcost/queueing/birth_death.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -64,9 +65,36 @@ BirthDeathResult birth_death(const std::vector<double>& arrival_rates,
     throw NumericalError(s.str());
   }
   if (r.utilization > 1.0) r.utilization = 1.0;
-  // An empty station (all arrival rates zero) has no visits: W is undefined,
-  // reported as 0 rather than 0/0.
-  r.response_time = r.throughput > 0.0 ? r.mean_number / r.throughput : 0.0;
+  // W = L / X = sum_k k w_k / sum_k w_k mu_{k-1}: the normalisation cancels,
+  // so both sums are formed in log space (log-sum-exp over the unnormalised
+  // log w_k). L and X themselves may be below the smallest double (L = 1e-424
+  // with rates of 1e-242 and 1e182) while their ratio is not (W = 1e-182);
+  // L / X of the rounded values gave 0 there.
+  double lmax = neg_inf, xmax = neg_inf;
+  for (Eigen::Index k = 1; k <= static_cast<Eigen::Index>(N); ++k) {
+    if (lw[k] == neg_inf) continue;
+    lmax = std::fmax(lmax, lw[k] + std::log(static_cast<double>(k)));
+    xmax = std::fmax(xmax, lw[k] + std::log(service_rates[static_cast<std::size_t>(k - 1)]));
+  }
+  if (xmax == neg_inf) {
+    // An empty station (all arrival rates zero) has no visits: W is undefined,
+    // reported as 0 rather than 0/0.
+    r.response_time = 0.0;
+    return r;
+  }
+  double lsum = 0.0, xsum = 0.0;  // every term <= 1 after the shift; each sum >= 1
+  for (Eigen::Index k = 1; k <= static_cast<Eigen::Index>(N); ++k) {
+    if (lw[k] == neg_inf) continue;
+    lsum += std::exp(lw[k] + std::log(static_cast<double>(k)) - lmax);
+    xsum += std::exp(lw[k] + std::log(service_rates[static_cast<std::size_t>(k - 1)]) - xmax);
+  }
+  r.response_time = std::exp((lmax - xmax) + std::log(lsum / xsum));
+  if (!std::isfinite(r.response_time)) {
+    std::ostringstream s;
+    s << "birth_death: the response time overflows a double (service_rates as low as "
+      << *std::min_element(service_rates.begin(), service_rates.end()) << ")";
+    throw NumericalError(s.str());
+  }
   return r;
 }
 
