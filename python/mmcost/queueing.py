@@ -57,7 +57,16 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
     scv : array of K floats >= 0, optional
         Squared coefficient of variation of each station's service time
         (default 1, exponential: exact). Other values use the residual-life
-        approximation of Reiser (1979): e.g. 0 for a deterministic hold.
+        approximation (Reiser, "A queueing network analysis of computer
+        communication networks with window flow control", IEEE Trans.
+        Commun. 27(8), 1979): an arrival waits a full service for each
+        queued customer and (1 + scv) / 2 of one for the customer in service,
+        e.g. scv = 0 for a deterministic hold. Its throughput can overshoot
+        the bottleneck bound near saturation; it is clamped to
+        X <= 1 / max_k D_k (Denning & Buzen, Computing Surveys 10(3), 1978)
+        and the residence times are then scaled by one common factor so that
+        Little's law still holds: sum_k Q_k + X Z = n and Q_k = X R_k at
+        every population.
 
     Returns
     -------

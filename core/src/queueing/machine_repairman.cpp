@@ -68,6 +68,13 @@ MachineRepairmanResult machine_repairman(const std::vector<long>& populations, d
     r.utilization[i] = util[n];
     // X = U / S, or Z X / Z when a > 1 (U = b Z X underflows first when S << Z)
     r.throughput[i] = a_small ? util[n] / service_time : thinking[n] / think_time;
+    if (!std::isfinite(r.throughput[i])) {
+      std::ostringstream s;
+      s << "service_time = " << service_time << " and think_time = " << think_time << " with n = " << n
+        << ": the throughput (about n / (think_time + n x service_time)) exceeds the largest double; "
+        << "use a smaller time unit";
+      throw InvalidArgument(s.str());
+    }
     r.response_time[i] = resp;
     r.queue_length[i] = queue[n];
   }
