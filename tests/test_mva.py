@@ -170,3 +170,10 @@ def test_scv_one_is_exact_mva_unchanged():
     exact = queueing.mva(d, z, n)
     pd.testing.assert_frame_equal(queueing.mva(d, z, n, scv=[1.0, 1.0, 1.0]), exact, rtol=0, atol=0)
     np.testing.assert_allclose(exact["throughput"].to_numpy(), convolution_throughput(d, z, n), rtol=1e-9)
+
+
+def test_station_count_has_a_size_limit():
+    # Each station is four columns of the table: 10^6 stations took 70 s to
+    # tabulate; above 10^4 the call is refused before anything is solved.
+    with pytest.raises(ValueError, match=r"len\(demands\) = 2e\+04 is above the limit of 1e\+04"):
+        queueing.mva(np.ones(20_000), 1.0, 1)
