@@ -161,7 +161,8 @@ class UslModel(Model):
         sd = schema.published_sigma(rows)
         rel = self.default_rel_error if default_rel_error is None else default_rel_error
         sd = np.where(np.isfinite(sd) & (sd > 0), sd, rel * np.abs(x))
-        ok = np.isfinite(n) & (n > 0) & (x > 0) & np.isfinite(sd) & (sd > 0)
+        with np.errstate(all="ignore"):  # N(N - 1) beyond a double: not a point a start can use
+            ok = np.isfinite(n) & (n > 0) & np.isfinite(n * n * x * x) & (x > 0) & np.isfinite(sd) & (sd > 0)
         return n[ok], x[ok], sd[ok]
 
     def _polish(self, rows: pd.DataFrame, default_rel_error) -> dict[str, float]:
@@ -213,6 +214,10 @@ class UslModel(Model):
         n, x, sd = self._points(rows, default_rel_error)
         if n.size == 0:
             return {}
+        with np.errstate(all="ignore"):
+            return self._active_set_start(n, x, sd)
+
+    def _active_set_start(self, n, x, sd) -> dict[str, float]:
         p = self.params
         y = n / x
         w = x * x / (n * sd)
@@ -240,7 +245,12 @@ class UslModel(Model):
                     m = np.column_stack(design) * w[:, None]
                     norms = np.linalg.norm(m, axis=0)
                     norms[norms == 0] = 1.0
-                    sol = np.linalg.lstsq(m / norms, rhs * w, rcond=None)[0] / norms
+                    if not (np.isfinite(m).all() and np.isfinite(rhs * w).all()):
+                        continue
+                    try:
+                        sol = np.linalg.lstsq(m / norms, rhs * w, rcond=None)[0] / norms
+                    except np.linalg.LinAlgError:
+                        continue
                     coef = dict(zip(names, sol))
                 a = coef.get("a", a_fixed)
                 if not (np.isfinite(a) and a > 0):
