@@ -195,6 +195,9 @@ def machine_repairman(n, think_time, service_time) -> pd.DataFrame:
     Parameters: ``n`` an int or array of ints >= 1, ``think_time`` Z >= 0,
     ``service_time`` S > 0. Returns a DataFrame indexed by ``n`` with
     ``throughput``, ``response_time``, ``utilization``, ``queue_length``.
+    Any finite S and Z work (Z/S may overflow: the recursion runs on the
+    smaller of Z/S and S/Z); a response time or throughput beyond a double
+    (S = 1e308 with n = 2) is a ValueError naming ``service_time``.
     """
     ns = v.count_array("n", n)
     v.at_most("max(n)", int(ns.max()), v.MAX_POPULATION)

@@ -122,11 +122,8 @@ class UslModel(Model):
         start = kwargs["x0"] if analytic else {}
         result = fitting.fit(model, norm, **kwargs)
         result = self._settle_on_bounds(result, start)
-        # back to the user's units: chi2 is unchanged (values and sigmas scaled together)
-        data_out = result.data.copy()
-        for col in ("value", "stddev"):
-            if col in data_out:
-                data_out.loc[own, col] = data_out.loc[own, col].to_numpy(float) * scale
+        # back to the user's units (their rows as checked, not value / scale x scale): chi2 is
+        # unchanged, values and sigmas were scaled together
         sigma = np.where(own, result.sigma * scale, result.sigma)
         fitted = result.model.values()
         lam = self.params["lam"]
@@ -137,7 +134,7 @@ class UslModel(Model):
         if "lam" in cov.index:
             cov.loc["lam", :] *= scale
             cov.loc[:, "lam"] *= scale
-        return replace(result, model=self.with_parameters(**values), data=data_out, sigma=sigma, covariance=cov)
+        return replace(result, model=self.with_parameters(**values), data=data, sigma=sigma, covariance=cov)
 
     def _lam_scaled(self, factor: float) -> "UslModel":
         """This model with lam's value, bounds and prior multiplied by ``factor``."""
