@@ -203,7 +203,7 @@ _WORDS = {"tlb": "TLB", "itlb": "iTLB", "dtlb": "dTLB", "stlb": "sTLB", "cpu": "
           "lru": "LRU", "kib": "KiB", "mib": "MiB", "gb": "GB"}
 
 #: unit suffixes a name ends in, longest first (what label() strips before adding [unit])
-_UNIT_SUFFIXES = ("_kib_s", "_gb_s", "_per_s", "_count", "_bytes", "_pct", "_us", "_ms", "_ns", "_s")
+_UNIT_SUFFIXES = ("_kib_s", "_gb_s", "_per_s", "_count", "_bytes", "_cycles", "_kib", "_pct", "_us", "_ms", "_ns", "_s")
 
 #: configuration columns as axis words
 COLUMN_LABELS = {"folio_kb": "folio size", "cpu": "CPU", "cpus": "CPUs", "processes": "processes",
