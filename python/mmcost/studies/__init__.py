@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import import_module
 
-from ._study import HELD_OUT_COLUMNS, Section, Study
+from ._study import HELD_OUT_COLUMNS, STATUSES, Section, Study, hit, select
 
 _NAMES = ("kvm_6_18_lazyfree_unmap", "kvm_6_18_memcgs", "kvm_6_18_munmap", "kvm_6_18_pageout_flush", "kvm_6_18_swapout", "kvm_6_18_usemem", "migrc_tlb", "small_thp_swapout", "swap_alloc_locks", "swap_alloc_locks_cover", "swapcache_wb_tags")
 
@@ -35,4 +35,4 @@ def get(source_id: str) -> Study:
     return import_module(f".{source_id}", __name__).study
 
 
-__all__ = ["HELD_OUT_COLUMNS", "Section", "Study", "get", "names"]
+__all__ = ["HELD_OUT_COLUMNS", "STATUSES", "Section", "Study", "get", "hit", "names", "select"]
