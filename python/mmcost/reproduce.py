@@ -122,7 +122,7 @@ def study_output(name: str, dpi: int = 100) -> StudyOutput:
                 out.files[str(Path(s.figure_name).with_suffix(suffix))] = buf.getvalue()
             plt.close(s.figure)
             lines += [f"![{Path(s.figure_name).stem}]({s.figure_name})", ""]
-    out.held_out = study.held_out()
+    out.held_out = study.held_out() if study.has_held_out() else pd.DataFrame(columns=studies.HELD_OUT_COLUMNS)
     out.counts = study.counts()
     return out
 

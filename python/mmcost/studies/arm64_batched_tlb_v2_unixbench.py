@@ -55,9 +55,9 @@ class Arm64BatchedTlbV2Unixbench(Study):
 
     def sections(self) -> list[Section]:
         held = self.held_out()
-        lines = [f"{'run':<34} {'metric':<22} {'batched-v2':>10} {'base':>9} {'change':>7}"]
+        lines = [f"{'run':<28} {'metric':<22} {'batched-v2':>10} {'base':>9} {'change':>7}"]
         for r in held.itertuples():
-            lines.append(f"{r.configuration[:34]:<34} {r.metric.removeprefix('unixbench_')[:22]:<22} "
+            lines.append(f"{r.configuration[:28]:<28} {r.metric.removeprefix('unixbench_')[:22]:<22} "
                          f"{r.published:>10.1f} {r.predicted:>9.1f} {100 * (r.published / r.predicted - 1):>+6.1f}%")
         lines.append("predicted: no change (shell1 neither reclaims nor migrates)")
         return [Section("UnixBench shell1, arm64 (Kunpeng): the series predicted to change nothing",

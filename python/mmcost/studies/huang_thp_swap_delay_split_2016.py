@@ -106,7 +106,7 @@ class HuangThpSwapDelaySplit2016(Study):
         for r in held.itertuples():
             what = r.metric.replace("vm_scalability_throughput_kib_s", "throughput KiB/s").replace(
                 "cycles_share_pct", "spinning % " + r.configuration.removeprefix("base, "))
-            lines.append(f"{what[:34]:<34} {r.published:>11.4g} {r.predicted:>11.4g} [{r.lo:.4g}, {r.hi:.4g}]")
+            lines.append(f"{what[:34]:<34} {r.published:>11.4g} {r.predicted:>11.4g} [{r.lo:.3g}, {r.hi:.3g}]")
         lines.append(f"seed 004's costs (swapcache_wb_tags), kernel {self.kernel}, PMEM")
         lines.append("the patched kernel is not expressible (delay-split path missing)")
         return [Section(f"vm-scalability swap-w-seq, THP, PMEM swap ({self.id})",
