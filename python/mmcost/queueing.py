@@ -82,7 +82,7 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
     N at O(K) memory.
     """
     s = v.float_array("demands", demands)
-    v.at_most("len(demands)", s.size, v.MAX_STATIONS, "stations; each is four columns of the table")
+    v.at_most("len(demands)", s.size, v.MAX_TABLE_STATIONS, "stations; each is four columns of the table")
     vis = np.ones_like(s) if visits is None else v.float_array("visits", visits)
     v.same_length("demands", s, "visits", vis)
     z = v.scalar("think_time", think_time)

@@ -94,7 +94,7 @@ class HuangThpSwapDelaySplit2016(Study):
 
     def held_out(self) -> pd.DataFrame:
         rows = self.predicted_rows()
-        pred = self.fit().predict(rows, interval=self.level, n_samples=60, seed=6, fixed_priors=True)
+        pred = self.fit().predict(rows, level=self.level, n_samples=60, seed=6, fixed_priors=True)
         config = ["base" + (f", {site_of(c)}" if isinstance(c, str) else "") for c in rows["call_site"]]
         return self._held_out_frame(rows, config, pred)
 

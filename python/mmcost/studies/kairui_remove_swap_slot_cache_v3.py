@@ -50,7 +50,8 @@ class KairuiRemoveSwapSlotCache(Study):
     )
 
     def model(self):
-        return SwapModel(**SETUP, variants={"before": {"slot_cache": True}, "after": {"slot_cache": False}})
+        # v6.15's 0ff67f990bd4 (the series) on the v6.14 it was posted against: the one switch it changes
+        return SwapModel(**SETUP, variants={"before": {"kernel": "6.14"}, "after": {"kernel": "6.14+slot_cache=false"}})
 
     def sequential(self, variant: str) -> pd.DataFrame:
         df = self.data()

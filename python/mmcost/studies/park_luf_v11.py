@@ -73,7 +73,7 @@ class ParkLufV11(Study):
         df = self.data()
         claims = df[df["metric"].isin(list(CLAIMS))].reset_index(drop=True)
         asked = claims[["variant", "baseline"]].assign(metric=claims["metric"].map(CLAIMS), **MACHINE)
-        pred = self.fit().predict(asked, interval=self.level, n_samples=100, seed=11, fixed_priors=True)
+        pred = self.fit().predict(asked, level=self.level, n_samples=100, seed=11, fixed_priors=True)
         held = self._held_out_frame(claims, [f"cover letter claim ({m})" for m in claims["metric"]], pred)
         change = pred.set_index("metric").loc["runtime_s_change_pct"]
         mean = self.times("before")["value"].mean()

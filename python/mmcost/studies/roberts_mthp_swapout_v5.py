@@ -54,7 +54,8 @@ class RobertsMthpSwapoutV5(Study):
         """Seed 000's fit, its variants renamed to this source's (nothing is fitted to this source)."""
         if self._fit is None:
             seed = small_thp_swapout.study.fit()
-            variants = {"baseline": {"swap_whole_mthp": False}, self.series: {"swap_whole_mthp": True}}
+            (kernel,) = self.data()["kernel"].unique()  # the series is its rows' kernel with the patch on top
+            variants = {"baseline": {"kernel": kernel}, self.series: {"kernel": f"{kernel}+swap_whole_mthp"}}
             self._fit = replace(seed, model=replace(seed.model, variants=variants))
         return self._fit
 
@@ -68,7 +69,8 @@ class RobertsMthpSwapoutV5(Study):
     def held_out(self) -> pd.DataFrame:
         df = self.data()
         rows = df.drop(index=self.reference().index).reset_index(drop=True)
-        pred = self.fit().predict(rows, interval=self.level, n_samples=60, seed=5, fixed_priors=True)
+        # (the variant names the kernel and its patch: the rows' kernel column would undo the patch)
+        pred = self.fit().predict(rows.drop(columns="kernel"), level=self.level, n_samples=60, seed=5, fixed_priors=True)
         config = [f"{LABELS.get(int(r.folio_kb), r.folio_kb)}, {r.variant}" for r in rows.itertuples()]
         return self._held_out_frame(rows, config, pred)
 
