@@ -482,6 +482,7 @@ def _held(runs: pd.DataFrame, **where) -> pd.DataFrame:
     return out
 
 
+@pytest.mark.filterwarnings("ignore::mmcost.fit.PoorFitWarning")  # 5% default sigma: the 1-process fit misses its runs (chi2/dof ~ 9)
 def test_verify_keeps_runs_of_other_bytes_madvise_or_pinning_apart():
     """Copies of the two-process runs that differ only in bytes, madvise or a pinning column of the user's own
     (their throughput scaled by a known factor) are groups of their own, each with its own measured mean."""
@@ -510,6 +511,7 @@ def test_verify_keeps_runs_of_other_bytes_madvise_or_pinning_apart():
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
+@pytest.mark.filterwarnings("ignore::mmcost.fit.PoorFitWarning")  # 5% default sigma: the 1-process fit misses its runs (chi2/dof ~ 9)
 def test_each_group_is_predicted_at_its_runs_mean_share():
     runs = mmcost.datasets.load("kvm_6_18_usemem")
     out = verify(runs, "processes == 1", n_samples=20)
@@ -530,6 +532,7 @@ def test_each_group_is_predicted_at_its_runs_mean_share():
         assert row["best"].item() == pytest.approx(at_mean, rel=1e-9) and at_mean != pytest.approx(at_first, rel=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore::mmcost.fit.PoorFitWarning")  # 5% default sigma: the 1-process fit misses its runs (chi2/dof ~ 9)
 def test_a_count_without_band_width_is_compared_within_the_stated_tolerance():
     """0.497 IPIs per page measured in one run against 0.500 predicted is in (1% tolerance); 0.490 is not."""
     runs = mmcost.datasets.load("kvm_6_18_usemem")
@@ -550,6 +553,7 @@ def test_a_count_without_band_width_is_compared_within_the_stated_tolerance():
     assert "within 1% of the model" in " ".join(ipis[0.497][1].split())
 
 
+@pytest.mark.filterwarnings("ignore::mmcost.fit.PoorFitWarning")  # 5% default sigma: the 1-process fit misses its runs (chi2/dof ~ 9)
 def test_the_cli_verify_takes_free_and_refuses_a_csv_cut_short(tmp_path, capsys):
     runs = tmp_path / "runs.csv"
     mmcost.datasets.load("kvm_6_18_usemem").to_csv(runs, index=False)

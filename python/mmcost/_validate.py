@@ -113,6 +113,10 @@ MAX_POPULATION = 10_000_000
 MAX_TABLE_CELLS = 50_000_000
 #: states of a birth-death chain
 MAX_CHAIN_STATES = 100_000_000
+#: stations of an MVA network solved as a table (four DataFrame columns each: 10^6 took 70 s)
+MAX_TABLE_STATIONS = 10_000
+#: measured points of a USL fit (each evaluated hundreds of times)
+MAX_FIT_POINTS = 1_000_000
 #: expected units of work (events; a TLB call's folios and PTEs) of one simulated replication
 MAX_EVENTS = 10_000_000_000
 #: replications of one simulation (each keeps its counters until the summary)

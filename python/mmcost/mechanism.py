@@ -839,10 +839,11 @@ class Mechanism(Model):
         over = {k: _cell(self.leaves[k], v) for k, v in over.items() if k in self.leaves}
         if "kernel" in over:  # the switches follow the row's kernel (or its variant's) unless set with it
             over.update(self._kernel_followers(row if "kernel" in row else set(over)))
-        if over.get("cpu_model") is not None and "arch" not in over and "arch" in self.leaves:
+        cpu = over.get("cpu_model")
+        if isinstance(cpu, str) and cpu.strip().lower() != NONE and "arch" not in over and "arch" in self.leaves:
             from .cpu_models import get
 
-            over["arch"] = get(over["cpu_model"]).arch  # a preset names its architecture
+            over["arch"] = get(cpu).arch  # a preset names its architecture ("none": the row's or model's arch)
         if not over:
             return self, frozenset(), {}
         old_t = self.table_values()

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 from . import __version__, datasets, report, studies
 from .studies import Section
 
-__all__ = ["OutputExists", "Section", "StudyOutput", "held_out_table", "run", "study_output", "default_cache_dir"]
+__all__ = ["OutputExists", "Section", "StudyOutput", "accounting_table", "held_out_table", "run", "study_output", "default_cache_dir"]
 
 
 @dataclass
@@ -46,6 +46,8 @@ class StudyOutput:
     lines: list[str]
     files: dict[str, bytes] = field(default_factory=dict)
     held_out: pd.DataFrame | None = None
+    #: rows fitted / predicted / not expressible / unaccounted, and the held-out hits (Study.counts)
+    counts: dict | None = None
 
 
 def held_out_table(frames: dict[str, pd.DataFrame]) -> str:
@@ -55,6 +57,31 @@ def held_out_table(frames: dict[str, pd.DataFrame]) -> str:
         for r in h.itertuples():
             lines.append(f"{name[:22]:<22} {r.metric[:26]:<26} {r.published:>9.4g} {r.predicted:>9.4g} "
                          f"{r.error:>+9.3g}")
+    return "\n".join(lines)
+
+
+def accounting_table(counts: dict[str, dict]) -> str:
+    """Per source: its rows fitted, predicted (held out) and not expressible
+    (and any not yet placed), and the held-out hit rate: within 2 sigma where
+    a stddev is published, else within 10 points of a relative change or 10%
+    of an absolute value (:func:`mmcost.studies.hit`)."""
+    lines = [f"{'source':<40} {'fit':>4} {'pred':>4} {'n/e':>4} {'other':>5} {'hits':>10}"]
+    tot = dict.fromkeys(("fitted", "predicted", "not expressible", "unaccounted", "hits", "held_out"), 0)
+    for name, c in counts.items():
+        if c is None:
+            continue
+        for k in tot:
+            tot[k] += c.get(k, 0)
+        rate = f"{c['hits']}/{c['held_out']}" if c["held_out"] else "-"
+        lines.append(f"{name[:40]:<40} {c['fitted']:>4} {c['predicted']:>4} {c['not expressible']:>4} "
+                     f"{c['unaccounted']:>5} {rate:>10}")
+    pct = f" {100 * tot['hits'] / tot['held_out']:.0f}%" if tot["held_out"] else ""
+    lines.append(f"{'all':<40} {tot['fitted']:>4} {tot['predicted']:>4} {tot['not expressible']:>4} "
+                 f"{tot['unaccounted']:>5} {tot['hits']:>4}/{tot['held_out']}{pct}")
+    lines.append("fit: rows fitted (or the reference a change is taken against); pred: rows")
+    lines.append("held out; n/e: not expressible (each study lists the missing mechanism);")
+    lines.append("other: rows no study places yet. hits: held-out numbers within 2 sigma")
+    lines.append("(a published stddev), else 10 points of a change or 10% of a value.")
     return "\n".join(lines)
 
 
@@ -99,7 +126,8 @@ def study_output(name: str, dpi: int = 100) -> StudyOutput:
                 out.files[str(Path(s.figure_name).with_suffix(suffix))] = buf.getvalue()
             plt.close(s.figure)
             lines += [f"![{Path(s.figure_name).stem}]({s.figure_name})", ""]
-    out.held_out = study.held_out()
+    out.held_out = study.held_out() if study.has_held_out() else pd.DataFrame(columns=studies.HELD_OUT_COLUMNS)
+    out.counts = study.counts()
     return out
 
 
@@ -274,6 +302,8 @@ def run(out: Path, only: list[str] | None = None, progress: bool = True, *, jobs
             (out / fname).write_bytes(data)
     held = {name: results[name].held_out for name in names}
     lines += ["## held out: what each study predicts without fitting it", "", "```", held_out_table(held), "```", ""]
+    lines += ["## rows per source: fitted, predicted, not expressible; held-out hit rate", "", "```",
+              accounting_table({name: results[name].counts for name in names}), "```", ""]
     text = "\n".join(lines)
     (out / "report.md").write_text(text, encoding="utf-8")
     return text
