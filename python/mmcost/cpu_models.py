@@ -90,6 +90,8 @@ class CpuModel:
     #: costs measured on this machine (a profile of ``mmcost measure machine``): cost name -> Prior (the
     #: measured value; its rounds' spread with MEASURED_ALLOWANCE; the method); they replace the preset's
     measured: dict = field(default_factory=dict)
+    #: a profile's: the preset whose values stand where nothing was measured
+    based_on: str = ""
 
     def cycles_of(self, primitive: str) -> float:
         return float(self.cycles.get(primitive, GENERIC_CYCLES[primitive][0]))
@@ -174,6 +176,19 @@ def get(name: str) -> CpuModel:
 
 def default_for(arch: str) -> CpuModel:
     return PRESETS["generic-arm64" if arch == "arm64" else "generic-x86"]
+
+
+def origin(cpu_model: str | None, arch, name: str, compressor: str | None = None) -> str:
+    """Where a mechanism's table value ``name`` comes from: ``profile <file>``
+    where a machine profile measured it, else ``preset <name>`` (a
+    compressor's speed and ratio: ``compressor <name>``)."""
+    arch = getattr(arch, "value", arch) or "x86"
+    cpu = get(cpu_model) if cpu_model else default_for(arch)
+    if name in cpu.measured or (compressor and f"{name}@{compressor}" in cpu.measured):
+        return cpu.name.replace("profile:", "profile ")
+    if compressor and name in ("compress_us_per_page", "decompress_us_per_page", "compression_ratio"):
+        return f"compressor {compressor}"
+    return f"preset {cpu.based_on} (not measured)" if cpu.based_on else f"preset {cpu.name}"
 
 
 def check_arch(arch: str, cpu_model: str) -> None:

@@ -51,7 +51,7 @@ import enum
 import functools
 import math
 import operator
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, replace
 from typing import ClassVar, NamedTuple
 
 import numpy as np
@@ -370,6 +370,15 @@ def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()
     return value
 
 
+def _same(a, b) -> bool:
+    """Equal, for describe(): an enum as its value, NaN as NaN, a bad comparison as unequal."""
+    a, b = (x.value if isinstance(x, enum.Enum) else x for x in (a, b))
+    try:
+        return bool(a == b) or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+    except (TypeError, ValueError):
+        return False
+
+
 def _configures(cfg0, mine: dict) -> bool:
     """Whether ``cfg0.set(**mine)`` passes the fields' checks."""
     try:
@@ -563,6 +572,20 @@ class Mechanism(Model):
             cached = self._leafmap()
             object.__setattr__(self, "_leaves", cached)
         return cached
+
+    def table_origin(self, name: str) -> str:
+        """Where table value ``name`` comes from (subclasses: a CPU preset, a machine profile)."""
+        return "table"
+
+    def _field_default(self, lf: Leaf):  # (for describe())
+        """A leaf's declared default: its dataclass field's, in the class that
+        holds it (a nested one's too); ``...`` where it has none (a list item)."""
+        holder = self
+        for kind, key in lf.path[:-1]:
+            holder = getattr(holder, key) if kind == "attr" else holder[key]
+        kind, key = lf.path[-1]
+        f = getattr(type(holder), "__dataclass_fields__", {}).get(key) if kind == "attr" else None
+        return f.default if f is not None and f.default is not MISSING else ...
 
     def column_names(self) -> set[str]:
         """The leaves, ``variant`` and :attr:`ROW_COLUMNS`: what a row may set."""
@@ -996,15 +1019,25 @@ class Mechanism(Model):
         return self.predict_prepared(metric, self.prepare(metric, rows), p, self.context(p))
 
     def describe(self) -> pd.DataFrame:
-        """Every field: its value, kind, unit, bounds, whether it is fitted, its prior and doc."""
+        """Every field: its value, kind, unit, whether it is fitted, its prior
+        and doc, and ``origin``: where the value comes from (``set``: given
+        or fitted; ``default``: the field's own; a table's, e.g. ``preset
+        generic-x86``, ``compressor lz4``, or ``profile vm1.toml`` for a cost
+        measured by ``mmcost measure machine``)."""
         params = self.params
+        tables = self.table_values()
         rows = []
         for name, lf in self.leaves.items():
             val = _get(self, lf.path)
             p = params.get(name)
             unit = p.unit if p else (lf.knob.unit or (unit_of_name(name) if lf.kind in ("float", "int") else ""))
+            default = self._field_default(lf)
+            if default is None and name in tables and val == tables[name]:  # a field left to its table
+                origin = self.table_origin(name)
+            else:
+                origin = "default" if _same(val, default) else "set"
             rows.append(dict(field=name, value=val.value if isinstance(val, enum.Enum) else val, kind=lf.kind,
-                             unit=unit, free=bool(p and p.free),
+                             unit=unit, origin=origin, free=bool(p and p.free),
                              kernel_switch=lf.knob.kernel,
                              prior="" if not (p and p.prior) else f"{p.prior.value:g} ± {p.prior.width:g} ({p.prior.source})",
                              doc=lf.knob.doc))

@@ -415,6 +415,10 @@ class SwapModel(Mechanism):
         if self.cpu_model is not None and self.arch is not None:  # (see cpu_models.check_arch)
             cpu_models.check_arch(self.arch, self.cpu_model)
 
+    def table_origin(self, name: str) -> str:
+        """``profile <file>`` for a cost a machine profile measured, else the preset's name."""
+        return cpu_models.origin(self.cpu_model, getattr(self, "arch", None), name, getattr(self, "compressor", None))
+
     def table_values(self) -> dict:
         cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch or "x86")
         out = dict(cpu.costs())

@@ -457,6 +457,10 @@ class TlbModel(Mechanism):
             "folio_copy of one 4K page: 4 KiB read and written at the preset's core bandwidth; "
             + cpu_models.CORE_WRITE_SOURCE, 0.5)}, cpu.measured_priors())
 
+    def table_origin(self, name: str) -> str:
+        """``profile <file>`` for a cost a machine profile measured, else the preset's name."""
+        return cpu_models.origin(self.cpu_model, getattr(self, "arch", None), name, getattr(self, "compressor", None))
+
     def table_values(self) -> dict:
         arch = Arch(self.arch).value if isinstance(self.arch, (Arch, str)) and self.arch in ("x86", "arm64", Arch.X86,
                                                                                              Arch.ARM64) else "x86"

@@ -477,4 +477,4 @@ def as_cpu_model(profile: Profile, path: str | Path):
                    clock_ghz=float(d.get("clock_ghz") or base.clock_ghz), cores=int(d.get("vcpus") or base.cores),
                    threads_per_core=1, sockets=1,
                    core_write_gb_s=measured["core_write_gb_s"].value if "core_write_gb_s" in measured
-                   else base.core_write_gb_s, measured=measured)
+                   else base.core_write_gb_s, measured=measured, based_on=base.name)
