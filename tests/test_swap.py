@@ -304,3 +304,40 @@ def test_unfitted_costs_say_so():
     r = SwapModel().solve()
     assert "unfitted" in r.note and "unfitted" in str(r) and "<table>" in r._repr_html_()
     assert math.isfinite(r["swapout_kib_s"])
+
+
+def test_a_4k_run_with_no_large_folios_is_the_4k_run():
+    """Issue 31: folio_kb=4 with large_share=0 ("no large folios") raised IndexError in _mix. Every fault
+    of a 4K run is a 4K folio: the same numbers as large_share left empty, or 1."""
+    plain = small(folio_kb=4).solve()
+    for share in (0.0, 0.3, 1.0):
+        r = small(folio_kb=4, large_share=share).solve()
+        for q in plain.quantities:
+            assert r[q.name] == q.value, q.name
+    assert plain["large_fault_share_pct"] == 100.0  # every byte faulted at the folio size asked for
+
+
+#: issue 31's configuration: Brent's bracket had no sign change (the throttling sleep's excess is +7e-15 at
+#: the top of the bracket: the sleep at full length is its own fixed point)
+DEVICE_BOUND = dict(processes=10, threads=4, bytes_per_process=128 * 2**20, memcg_mb=64, folio_kb=64, madvise=True,
+                    swap_device="nvme", compressor="lz4", kernel="6.8", virtualized=True, cgroup_v2=True)
+
+
+def test_a_throttling_fixed_point_at_the_end_of_its_bracket_is_found():
+    r = SwapModel(**DEVICE_BOUND).solve()
+    # 40 writers saturate the NVMe station: one 64 KiB folio per max(64 KiB / 3000 MiB/s, 20 us / 32) = 20.83 us
+    # (Denning-Buzen bound 1 / D_max; the MVA at 40 customers is within 1e-6 of it)
+    assert r["folios_per_s"] == pytest.approx(3000 * 1024 / 64, rel=1e-5)
+    assert r["swapout_kib_s"] == pytest.approx(3000 * 1024, rel=1e-5)
+
+
+def test_the_same_fixed_point_in_a_lane_model():
+    base = SwapModel(**DEVICE_BOUND)
+    bandwidths = [1500.0, 2000.0, 2500.0, 3000.0, 3500.0]
+    together = SwapModel.solve_draws(base, [{"bandwidth_mib_s": b} for b in bandwidths])
+    assert together is not None
+    models = [base.set(bandwidth_mib_s=b) for b in bandwidths]
+    for b, r, stacked, m in zip(bandwidths, together, SwapModel.solve_many(models), models):  # (lanes.groups too)
+        assert r["folios_per_s"] == pytest.approx(b * 1024 / 64, rel=1e-4)  # the device's bound, as above
+        assert stacked["folios_per_s"] == r["folios_per_s"]
+        assert r["folios_per_s"] == pytest.approx(m.solve()["folios_per_s"], rel=1e-12)

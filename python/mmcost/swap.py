@@ -153,7 +153,8 @@ class SwapModel(Mechanism):
     folio_kb: int = knob(4, unit="KiB", doc="folio size faults ask for (the one hugepages-<size>kB enabled)")
     madvise: bool = knob(False, doc="MADV_HUGEPAGE: large-folio faults may reclaim, so they never fall back")
     large_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
-                                     doc="share of bytes faulted as folio_kb (the rest 4K); None: the fallback rule")
+                                     doc="share of bytes faulted as folio_kb (the rest 4K); None: the fallback rule; "
+                                         "no effect with folio_kb=4 (every fault is 4K)")
     fault_reclaim_pages: float = knob(
         32.0, unit="pages", lower=1.0, upper=1e6,
         prior=Prior(32.0, 16.0, "try_charge_memcg reclaims max(nr_pages, SWAP_CLUSTER_MAX = 32) pages per "
@@ -487,10 +488,14 @@ class SwapModel(Mechanism):
         4K pages. The 4K faults' charges do reclaim, ``fault_reclaim_pages`` at a
         time, and the headroom each leaves is what the next large faults use:
         a folio of n pages succeeds while n fits, so a share ~ 1 - n / R of the
-        bytes after the limit is first reached, and every fault before it."""
+        bytes after the limit is first reached, and every fault before it.
+        With ``folio_kb`` = 4 every fault is a 4K folio: 1, whatever
+        ``large_share`` says (0, "no large folios", is as true)."""
+        if self.folio_kb == PAGE_KB:
+            return 1.0
         if self.large_share is not None:
             return self.large_share
-        if self.folio_kb == PAGE_KB or self.madvise:
+        if self.madvise:
             return 1.0
         if self.memcg_mb is None:
             return 1.0
