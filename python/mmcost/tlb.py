@@ -65,6 +65,12 @@ from .mechanism import Mechanism, Quantity, Result, knob
 from .model import Prior
 
 US_PER_S = 1e6
+#: folios one migration or reclaim call isolates, at most (a DES call walks each)
+MAX_BATCH_FOLIOS = 65536
+#: 4K pages (PTEs) of the largest folio: PUD order, 1 GiB
+MAX_FOLIO_PAGES = 2**18
+#: the reuse times (us) the deferred policy's pending-period integral is computed for
+REUSE_MEAN_US_RANGE = (1e-3, 1e15)
 
 
 class Arch(str, enum.Enum):
@@ -447,7 +453,18 @@ class TlbModel(Mechanism):
         return out
 
     def check(self) -> None:
-        v.count("cpus", self.cpus)
+        # every float field (nested ones too) within its own bounds first: an error names the field set
+        v.fields_in_bounds(self)
+        # sizes (ValueError naming the field and the limit): the kernel's maxima, and the DES's C ints
+        v.at_most("cpus", v.count("cpus", self.cpus), v.MAX_CPUS, "CONFIG_NR_CPUS's largest value")
+        v.at_most("mms", v.count("mms", self.mms), v.MAX_TASKS, "PID_MAX_LIMIT: an mm has a task")
+        v.at_most("batch_folios", v.count("batch_folios", self.batch_folios), MAX_BATCH_FOLIOS,
+                  "folios one call isolates: the kernel's take 32 (SWAP_CLUSTER_MAX) to 512 "
+                  "(NR_MAX_BATCHED_MIGRATION); the DES walks each")
+        v.at_most("entries_per_folio", v.count("entries_per_folio", self.entries_per_folio), MAX_FOLIO_PAGES,
+                  "4K PTEs of a PUD-sized (1 GiB) folio, the largest")
+        v.at_most("flush_ceiling", v.count("flush_ceiling", self.flush_ceiling, minimum=0), 2**31 - 1,
+                  "the DES holds it in a C int")
         if self.policy is None:
             object.__setattr__(self, "policy", Policy.BATCHED if self.switch("batched_migration_flush")
                                else Policy.IMMEDIATE)
@@ -473,9 +490,9 @@ class TlbModel(Mechanism):
         if self.mm_cpus is not None and lanes.any_of((v.scalar("mm_cpus", self.mm_cpus) < 1)
                                                      | (self.mm_cpus > self.cpus)):
             raise ValueError(f"mm_cpus must be in [1, cpus = {self.cpus}], got {self.mm_cpus}")
-        v.count("mms", self.mms)
         if self.folio_pages is not None:
-            v.count("folio_pages", self.folio_pages)
+            v.at_most("folio_pages", v.count("folio_pages", self.folio_pages), MAX_FOLIO_PAGES,
+                      "4K pages of a PUD-sized (1 GiB) folio, the largest")
         for name in ("migrate_fraction", "dirty_fraction"):
             x = v.scalar(name, getattr(self, name))
             if lanes.any_of((x > 1) | ((x <= 0) & (name == "migrate_fraction"))):
@@ -483,17 +500,22 @@ class TlbModel(Mechanism):
         for name in ("copy_us_per_page", "pte_us", "rmap_us_per_folio", "migration_pages"):
             if getattr(self, name) is not None:
                 v.scalar(name, getattr(self, name))
-        v.count("batch_folios", self.batch_folios)
-        v.count("entries_per_folio", self.entries_per_folio)
-        v.count("flush_ceiling", self.flush_ceiling, minimum=0)
         v.scalar("natural_flush_rate_per_s", self.natural_flush_rate_per_s)
         v.scalar("other_round_rate_per_s", self.other_round_rate_per_s)
         v.scalar("other_page_flush_rate_per_s", self.other_page_flush_rate_per_s)
         if not isinstance(self.reuse, Dist):
             raise TypeError(f"reuse must be a mmcost.locks.Dist, got {type(self.reuse).__name__}")
         self.reuse.check("reuse")
-        if self.policy is Policy.DEFERRED and self.reuse.kind != "empirical" and lanes.any_of(self.reuse.mean_us <= 0):
-            raise ValueError("reuse.mean_us must be > 0 under the deferred policy")
+        if self.reuse.kind == "empirical":
+            v.at_most("reuse.samples_us", len(self.reuse.samples_us), 10**6,
+                      "samples of an empirical reuse law (the pending-period integral sums over them in Python)")
+        elif self.policy is Policy.DEFERRED:
+            # a reuse time far below a nanosecond underflowed the first-reuse rate's 1/mean (ZeroDivisionError
+            # at 5e-324 us); one beyond 1e15 us (31 years) is no reuse at all
+            lo, hi = REUSE_MEAN_US_RANGE
+            if lanes.any_of((self.reuse.mean_us < lo) | (self.reuse.mean_us > hi)):
+                raise ValueError(f"reuse.mean_us must be in [{lo:g}, {hi:g}] us under the deferred policy, "
+                                 f"got {self.reuse.mean_us}")
         if not isinstance(self.costs, TlbCosts):
             raise TypeError(f"costs must be a TlbCosts, got {type(self.costs).__name__}")
         self.costs.check()
@@ -868,6 +890,8 @@ class TlbModel(Mechanism):
                 + self.natural_flush_rate_per_s * self.cpus)
         v.at_most("warmup_s + horizon_s", warmup_s + horizon_s, v.MAX_EVENTS / max(rate, 1e-300),
                   f"{v.MAX_EVENTS:.0e} units of work (events, folios, PTEs) per replication at {rate:.4g}/s")
+        v.at_most("batch_folios x entries_per_folio", self.batch_folios * self.entries_per_folio, v.MAX_EVENTS / 10,
+                  "units of work of one call: a tenth of a replication's")
         replications = v.count("replications", replications, minimum=2)
         seed = v.count("seed", seed, minimum=0)
         threads = v.count("threads", threads if threads is not None else min(replications, os.cpu_count() or 1))
