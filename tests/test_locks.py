@@ -287,3 +287,13 @@ def test_analytic_many_equals_each_network_solved_alone():
             assert {k: x for k, x in got.site_values[name].items() if "max" not in k} == {
                 k: x for k, x in row.items() if "max" not in k}
     assert many[3] is many[40]  # the duplicate was solved once
+
+
+def test_interrupts_that_take_a_whole_cpu_are_refused():
+    """Issue 31: interrupts taking 200% of each CPU solved, at 645k operations/s."""
+    stages = (Work(E(1.0)), Critical("L", "cs", E(0.5)))
+    with pytest.raises(ValueError, match=r"^irq_rate_per_us x irq_service_us = 2\.0: interrupts would take all"):
+        LockSystem(4, (Lock("L"),), stages, irq_rate_per_us=2.0, irq_service_us=1.0)
+    with pytest.raises(ValueError, match="irq_rate_per_us x irq_service_us = 1.0"):
+        LockSystem(4, (Lock("L"),), stages, irq_rate_per_us=0.5, irq_service_us=2.0)
+    LockSystem(4, (Lock("L"),), stages, irq_rate_per_us=0.5, irq_service_us=1.0).analytic()  # half a CPU: solves

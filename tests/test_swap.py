@@ -341,3 +341,42 @@ def test_the_same_fixed_point_in_a_lane_model():
         assert r["folios_per_s"] == pytest.approx(b * 1024 / 64, rel=1e-4)  # the device's bound, as above
         assert stacked["folios_per_s"] == r["folios_per_s"]
         assert r["folios_per_s"] == pytest.approx(m.solve()["folios_per_s"], rel=1e-12)
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(bytes_per_process=0.0), "bytes_per_process"),            # divided by zero
+    (dict(bytes_per_process=math.inf), "bytes_per_process"),       # solved, with real_time_s inf
+    (dict(memcg_mb=-math.inf), "memcg_mb"),                        # said "think_time must be finite"
+    (dict(memcg_mb=math.inf), "memcg_mb"),
+    (dict(compression_ratio=0.5), "compression_ratio"),
+    (dict(inactive_anon_mb=0.0), "inactive_anon_mb"),
+    (dict(throttle_isolated_ms=1e300), "throttle_isolated_ms"),
+    (dict(swapped_share=2.0), "swapped_share"),
+    (dict(kswapd_share=1.5, memcg_mb=None, swapped_share=0.5), "kswapd_share"),
+    (dict(build_factor=0.0), "build_factor"),
+])
+def test_fields_are_checked_against_their_bounds_when_the_model_is_built(kwargs, field):
+    """Issue 31: each is a ValueError naming the field the user set, before anything is derived from it."""
+    with pytest.raises(ValueError, match=rf"^{field} must be finite and (in \[|>=)"):
+        small(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(processes=2**22 + 1, cpus=64), r"^processes = 4\.194e\+06 is above the limit of 4\.194e\+06 \(PID_MAX_LIMIT"),
+    (dict(processes=4096, threads=2048, cpus=64), r"^processes x threads = 8\.389e\+06 is above .*PID_MAX_LIMIT"),
+    (dict(processes=10**4), r"^processes x threads = 1e\+04 is above the limit of 8192 \(with cpus None"),
+    (dict(cpus=10**5), r"^cpus = 1e\+05 is above the limit of 8192"),
+    (dict(processes=64, cpus=64, zs_size_classes=10**7), r"^zs_size_classes = 1e\+07 is above the limit of 255"),
+    (dict(processes=10**5, memcgs=10**5, cpus=64), r"^memcgs = 1e\+05 is above the limit of 6\.554e\+04"),
+    (dict(slot_lock_partitions=10**6), r"^slot_lock_partitions = 1e\+06 is above the limit of 1e\+05"),
+    (dict(swapcache_lock_partitions=10**6), r"^swapcache_lock_partitions = 1e\+06 is above"),
+    (dict(numa_nodes=4096, memcg_mb=None, swapped_share=0.5), r"^numa_nodes = 4096 is above the limit of 1024"),
+    (dict(processes=64, cpus=64, slot_lock_partitions=99_999), r"^lock partitions = 1e\+05 is above the limit of 1e\+05"),
+    (dict(processes=8192, cpus=8192, slot_lock_partitions=50_000, memcg_mb=None, swapped_share=0.5),
+     r"^writers on CPUs x lock partitions = 4\.097e\+08 is above the limit of 2e\+08"),
+])
+def test_sizes_beyond_the_kernel_or_the_solver_are_refused_at_once(kwargs, match):
+    """Issue 31: processes and partitions had no size bound (1e6 writers ran for minutes, 1e7 zsmalloc
+    classes 17 s); each is refused when the model is built, naming the field, the limit and why."""
+    with pytest.raises(ValueError, match=match):
+        small(**kwargs)

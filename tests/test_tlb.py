@@ -495,3 +495,20 @@ def test_migrc_exponential_reuse_matches_the_integral_to_arbitrary_precision(lam
 def test_migrc_pending_integral_beyond_its_range_is_an_error_not_a_nan():
     with pytest.raises(ValueError, match="reuse"):
         deferred_flush_rate(1e9, 0.0, Dist.exponential(1e9), 1)  # 1e9 calls/s, reuse 1000 s: a = 1e12
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(policy="deferred", reuse=Dist.exponential(5e-324)), r"^reuse\.mean_us must be in \[0\.001, 1e\+15\] us"),
+    (dict(policy="deferred", reuse=Dist.lognormal(5e-324, 1.0)), r"^reuse\.mean_us must be in"),  # gave NaN
+    (dict(reuse=Dist.exponential(math.inf)), r"^reuse\.mean_us \(column reuse_mean_us\) must be finite and >= 0"),
+    (dict(costs=TlbCosts(irq_us=1e300)), r"^costs\.irq_us \(column irq_us\) must be finite and in \[0, 100\]"),
+    (dict(streams=(TlbStream("dtlb_load", 1536, math.inf),)),
+     r"^streams\[0\]\.working_set_pages \(column dtlb_load_working_set_pages\) must be finite"),
+    (dict(work_s=0.0), r"^work_s must be finite and in \[1e-09, 1e\+09\]"),
+    (dict(demotion_rate_per_s=1e300), r"^demotion_rate_per_s must be finite and in \[0, 1e\+12\]"),
+])
+def test_fields_are_checked_against_their_bounds_when_the_model_is_built(kwargs, match):
+    """Issue 31: a reuse of 5e-324 us raised ZeroDivisionError (its first-reuse rate 32 / mean overflows);
+    each is a ValueError naming the field as the user wrote it."""
+    with pytest.raises(ValueError, match=match):
+        TlbModel(**kwargs)
