@@ -512,3 +512,18 @@ def test_fields_are_checked_against_their_bounds_when_the_model_is_built(kwargs,
     each is a ValueError naming the field as the user wrote it."""
     with pytest.raises(ValueError, match=match):
         TlbModel(**kwargs)
+
+
+@pytest.mark.parametrize("entries,pages", [(1, 1e12), (1536, 1e12), (1536, 1e6), (7.5, 1e10), (1536, 29184.0),
+                                           (1536, 32256.0), (2.5, 60.0), (1e5, 1e7), (128, 129)])
+def test_refill_misses_against_mpmath_where_the_working_set_dwarfs_the_tlb(entries, pages):
+    """Issue 31's property test: W = 1e12 pages with C = 1 entry gave -0.6 refill misses (a miss count of
+    -inf): the digamma difference cancels. The exact sum, at 80 digits."""
+    import mpmath
+
+    with mpmath.workdps(80):
+        c, w = mpmath.mpf(entries), mpmath.mpf(pages)
+        exact = float(c - (w - c) * (mpmath.digamma(w + 1) - mpmath.digamma(w - c + 1)))
+    assert refill_misses(entries, pages) == pytest.approx(exact, rel=1e-12)
+    lanes_ = TlbStream("dtlb_load", np.array([entries, entries]), np.array([pages, pages])).refill
+    assert lanes_[0] == pytest.approx(exact, rel=1e-12)

@@ -942,7 +942,8 @@ class SwapModel(Mechanism):
         ``zs_free`` under its size class's lock."""
         s = self._swapped_share()
         resident_per_entry = (1 - s) / s
-        work = self.swap_free_us_per_page + resident_per_entry * self.page_free_us_per_page
+        # (at least a nanosecond an entry: costs a user set to 0 leave the exit a network that takes no time)
+        work = maximum(self.swap_free_us_per_page + resident_per_entry * self.page_free_us_per_page, 1e-3)
         stages, locks = [], []
         if self.switch("swap_alloc_lock") == "si_lock":
             batch = SLOT_CACHE_BATCH if self.switch("slot_cache") else 1

@@ -111,16 +111,48 @@ def refill_misses(entries: float, working_set_pages: float) -> float:
     return _refill_misses(v.scalar("entries", entries), v.scalar("working_set_pages", working_set_pages))
 
 
+#: terms of the 1/x series of the refill sum (:func:`_refill_misses`), used where m/x <= 0.05: the
+#: next term is below 0.05^16 = 2e-21 of the first
+_REFILL_TERMS = 16
+
+
+@functools.cache
+def _faulhaber() -> tuple:
+    """Coefficients of S_n(m) = sum_{j<m} j^n = sum_k a_nk m^(n+1-k), n < _REFILL_TERMS + 1
+    (Bernoulli numbers with B_1 = -1/2: (B_{n+1}(m) - B_{n+1}) / (n + 1), which continues the sum to
+    non-integer m as the digammas do)."""
+    from math import comb
+
+    from scipy.special import bernoulli
+
+    b = bernoulli(_REFILL_TERMS + 2)
+    return tuple(tuple(comb(n + 1, k) * b[k] / (n + 1) for k in range(n + 1)) for n in range(_REFILL_TERMS + 1))
+
+
 def _refill_misses(c, w):
-    """:func:`refill_misses` of checked sizes, per lane where they are arrays."""
-    def partial(m):  # sum_{k=0}^{m-1} 1/(W-k) = psi(W+1) - psi(W-m+1)
+    """:func:`refill_misses` of checked sizes, per lane where they are arrays.
+
+    For W > C the sum is m - (x - 1) H with m = C, x = W - C + 1 and
+    H = psi(x + m) - psi(x): two numbers near m whose difference, about
+    m (m + 1) / 2x, the digammas cannot give once x >> m (W = 1e12 with
+    C = 1 gave -0.6, a miss count of -inf; at x/m = 1e4 they were 3e-7
+    off). Where m/x <= 0.05 the same sum is its series in 1/x, each term
+    without cancellation: sum_n (-1)^n (S_n + S_{n+1}) / x^(n+1), S_0 = m,
+    S_n = sum_{j<m} j^n (Faulhaber); elsewhere the digammas lose at most a
+    factor (x/m)^2 <= 400 of their precision."""
+    def partial(m):  # W > C, so m = C
         from scipy.special import digamma
 
-        return m - (w - c) * (digamma(w + 1) - digamma(w - m + 1))
+        x = w - m + 1
+        sums = [m] + [sum(a * m ** (n + 1 - k) for k, a in enumerate(row)) for n, row in enumerate(_faulhaber())][1:]
+        series = sum((-1) ** n * (sums[n] + sums[n + 1]) / x ** (n + 1) for n in range(_REFILL_TERMS))
+        if isinstance(x, np.ndarray):
+            return np.where(m / x <= 0.05, series, m - (w - c) * (digamma(w + 1) - digamma(x)))
+        return series if m / x <= 0.05 else m - (w - c) * (digamma(w + 1) - digamma(x))
 
     if isinstance(c, np.ndarray) or isinstance(w, np.ndarray):
         m = np.minimum(c, w)
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             return np.where(m == 0, 0.0, np.where(w <= c, w, partial(m)))
     m = min(c, w)
     if m == 0:
@@ -956,6 +988,15 @@ class TlbModel(Mechanism):
                          events=float(d["events"].sum()))
 
 
+def _count(rate, seconds):
+    """A counter over a run: ``rate x seconds``, and 0 where the rate is 0 (a saturated run lasts inf
+    seconds: a counter that never ticks stays 0, where the product is NaN). Per lane for arrays."""
+    if isinstance(rate, np.ndarray) or isinstance(seconds, np.ndarray):
+        with np.errstate(invalid="ignore"):
+            return np.where(rate == 0, 0.0, rate * seconds)
+    return 0.0 if rate == 0 else rate * seconds
+
+
 #: share of the fast node the application can hold (kernel, page cache, watermarks)
 FAST_NODE_USABLE = 0.9
 
@@ -1279,23 +1320,33 @@ class TlbResult:
         work per CPU of the mms: the metric names of seed 001
         (``tlb_shootdowns`` is per CPU), the vmstat TLB counters (kernels
         built with CONFIG_DEBUG_TLBFLUSH), the mean folios per flush, and the
-        migrator's throughput and load."""
+        migrator's throughput and load. Where a quantity has nothing to
+        stand on it is inf or NaN, never a made-up number: a saturated
+        configuration (TLB maintenance takes every CPU) never finishes, so
+        ``runtime_s`` and every counter that ticks are inf (one whose rate
+        is 0 stays 0); ``folios_per_flush`` is NaN without flushes, the
+        ``*_per_folio`` ratios NaN without folios; ``migration_time_s`` is
+        NaN without ``migration_pages``; ``migrated_pages_per_s`` is inf
+        where the migrator's costs are all 0."""
         m = self.model
         t = self._runtime_s(work_s if lanes.count(m) else v.scalar("work_s", work_s, positive=True))
         cpu_s = m.cpus * t
-        out = {"runtime_s": t, "tlb_shootdowns": self.rate("shootdowns") * t}
+        # a saturated run never ends (t inf): its counters are inf, and one whose rate is 0 stays 0 (0 x inf
+        # gave NaN)
+        out = {"runtime_s": t, "tlb_shootdowns": _count(self.rate("shootdowns"), t)}
         for c in m.counters:
-            out[c.name] = cpu_s * (c.per_full_flush * self.rate("full_flushes") + c.per_invlpg * self.rate("invlpg")
-                                   + c.background_per_s)
+            out[c.name] = _count(c.per_full_flush * self.rate("full_flushes") + c.per_invlpg * self.rate("invlpg")
+                                 + c.background_per_s, cpu_s)
         for s in m.streams:
-            out[f"{s.name}_miss_count"] = (m.busy_cpus * work_s * s.misses_per_work_s
-                                           + cpu_s * (self.rate("full_flushes") + self.rate("user_flushes")) * s.refill
-                                           + cpu_s * self.rate("shootdowns") * m.irq_tlb_entries
-                                           * self._pollution_share(s))
-        out["nr_tlb_remote_flush"] = self.rate("rounds") * t
-        out["nr_tlb_remote_flush_received"] = self.rate("shootdowns") * cpu_s
-        out["nr_tlb_local_flush_all"] = self.rate("local_full_flushes") * t
-        out["nr_tlb_local_flush_one"] = self.rate("local_one_flushes") * t
+            out[f"{s.name}_miss_count"] = (_count(m.busy_cpus * s.misses_per_work_s, work_s)
+                                           + _count((self.rate("full_flushes") + self.rate("user_flushes")) * s.refill,
+                                                    cpu_s)
+                                           + _count(self.rate("shootdowns") * m.irq_tlb_entries
+                                                    * self._pollution_share(s), cpu_s))
+        out["nr_tlb_remote_flush"] = _count(self.rate("rounds"), t)
+        out["nr_tlb_remote_flush_received"] = _count(self.rate("shootdowns"), cpu_s)
+        out["nr_tlb_local_flush_all"] = _count(self.rate("local_full_flushes"), t)
+        out["nr_tlb_local_flush_one"] = _count(self.rate("local_one_flushes"), t)
         flushes, folios = self.rate("flushes"), self.rate("folios")
         out["folios_per_flush"] = lanes.divide(folios, flushes, math.nan)
         received = self.rate("shootdowns") * m.cpus
@@ -1306,7 +1357,7 @@ class TlbResult:
         out["reclaim_us_per_page"] = self.reclaimer_us_per_page()
         per_folio = self.migrator_us_per_folio()
         pages = m.folio_pages or m.entries_per_folio
-        out["migrated_pages_per_s"] = pages / per_folio * US_PER_S
+        out["migrated_pages_per_s"] = lanes.divide(pages * US_PER_S, per_folio, math.inf)  # (inf: costs all 0)
         out["migration_time_s"] = (m.migration_pages / out["migrated_pages_per_s"] if m.migration_pages is not None
                                    else math.nan)
         out["migrator_busy_pct"] = 100.0 * m.demotion_rate_per_s * m.tiering_scale * per_folio / US_PER_S
