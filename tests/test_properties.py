@@ -328,15 +328,12 @@ def in_bounds(lower, upper):
     return st.one_of(ends, spread, st.floats(float(lower), float(hi)))
 
 
-def optional_floats(model, draw, share=0.3, skip=()):
-    """Some of ``model``'s float fields (a ``share`` of them) anywhere in their bounds."""
-    out = {}
-    for name, p in model.params.items():
-        if name in skip or "@" in name:
-            continue
-        if draw(st.floats(0, 1)) < share:
-            out[name] = draw(in_bounds(p.lower, p.upper))
-    return out
+def optional_floats(model, draw, most=12, skip=()):
+    """Up to ``most`` of ``model``'s float fields, each anywhere in its bounds."""
+    names = sorted(n for n in model.params if n not in skip and "@" not in n)
+    p = model.params
+    return {n: draw(in_bounds(p[n].lower, p[n].upper))
+            for n in draw(st.lists(st.sampled_from(names), max_size=most, unique=True))}
 
 
 def answered_or_named(make, fields, allowed_nonfinite=lambda q, res: False):
@@ -363,7 +360,7 @@ def test_swap_model_on_every_field_answers_finite_numbers_or_names_a_field(data)
     draw = data.draw
     kw = dict(processes=draw(st.integers(1, 256)), threads=draw(st.integers(1, 8)),
               cpus=draw(st.one_of(st.none(), st.integers(1, 512))),
-              bytes_per_process=draw(in_bounds(4096.0, 2.0**40)),
+              bytes_per_process=draw(st.one_of(in_bounds(4096.0, 2.0**40), in_bounds(2.0**22, 2.0**36))),
               folio_kb=draw(st.sampled_from([4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048])),
               madvise=draw(st.booleans()), swap_device=draw(st.sampled_from(["brd", "pmem", "zram", "zswap", "nvme", "ssd"])),
               compressor=draw(st.sampled_from(["lz4", "lzo", "lzo-rle", "zstd", "deflate"])),
@@ -376,9 +373,15 @@ def test_swap_model_on_every_field_answers_finite_numbers_or_names_a_field(data)
               zs_size_classes=draw(st.integers(1, 255)))
     if kw["cpu_model"] is None:
         kw["arch"] = draw(st.sampled_from([None, "x86", "arm64"]))
-    if draw(st.booleans()):
-        kw["memcg_mb"] = draw(st.one_of(in_bounds(1.0, 2.0**20), st.none()))
-    if kw.get("memcg_mb", 512.0) is None or draw(st.floats(0, 1)) < 0.2:
+    kw["memcgs"] = min(kw["memcgs"], kw["processes"])
+    written_mb = kw["processes"] * kw["bytes_per_process"] / 2**20 / kw["memcgs"]
+    # mostly a limit below what each memcg's processes write (the valid ones); sometimes anything
+    below = st.floats(1e-3, 0.999).map(lambda f: min(max(1.0, f * written_mb), 2.0**30))
+    kw["memcg_mb"] = draw(st.one_of(below, below, in_bounds(1.0, 2.0**20), st.none()) if written_mb > 1.0
+                          else st.none())
+    if kw["memcg_mb"] is None:
+        kw["memcgs"] = 1
+    if kw["memcg_mb"] is None or draw(st.floats(0, 1)) < 0.2:
         kw["swapped_share"] = draw(st.floats(1e-6, 1.0))
     for name, strategy in (("large_share", st.floats(0, 1)), ("kswapd_share", st.floats(0, 1)),
                            ("numa_nodes", st.integers(1, 8)), ("machine_cpus", st.integers(1, 8192)),
@@ -394,7 +397,10 @@ def test_swap_model_on_every_field_answers_finite_numbers_or_names_a_field(data)
 def _tlb_nonfinite(q, res) -> bool:
     """What TlbModel documents as inf or NaN: a saturated configuration's run (runtime_s inf, its
     counters inf), a ratio with nothing to divide by (NaN: folios_per_flush without flushes, the
-    per-folio ones without folios), migration_time_s without migration_pages (NaN)."""
+    per-folio ones without folios), migration_time_s without migration_pages (NaN), the migrator's
+    throughput where its costs are all 0 (inf)."""
+    if q.name == "migrated_pages_per_s":
+        return q.value == math.inf
     if q.name in ("folios_per_flush", "tlb_shootdowns_per_folio", "ipi_receive_us_per_folio"):
         return math.isnan(q.value)
     if q.name == "migration_time_s" and res.details["rates"].model.migration_pages is None:
@@ -442,7 +448,7 @@ def test_tlb_model_on_every_field_answers_finite_numbers_or_names_a_field(data):
                                    draw(in_bounds(0.0, 1e9)), draw(st.sampled_from([4, 64, 2048]))),)
     skip = set(kw) | {"reuse_mean_us", "reuse_cv", "irq_us", "ipi_send_us", "full_flush_us", "invlpg_us",
                       "tlbi_us", "dsb_us"} | {n for n in TlbModel().params if n.startswith(("dtlb", "itlb"))}
-    floats = optional_floats(TlbModel(), draw, share=0.2, skip=skip)  # nested ones too (costs_*, counters)
+    floats = optional_floats(TlbModel(), draw, skip=skip)  # nested ones too (costs_*, counters)
     answered_or_named(lambda: TlbModel(**kw).set(**floats), _TLB_FIELDS, _tlb_nonfinite)
 
 

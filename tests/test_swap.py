@@ -380,3 +380,11 @@ def test_sizes_beyond_the_kernel_or_the_solver_are_refused_at_once(kwargs, match
     classes 17 s); each is refused when the model is built, naming the field, the limit and why."""
     with pytest.raises(ValueError, match=match):
         small(**kwargs)
+
+
+def test_zswap_that_compresses_nothing_names_the_field():
+    """Issue 31's property test: compression_ratio 1 with no writeback divided by zero (the pool keeps every
+    page whole, so the memcg's charge is everything written, whatever is swapped)."""
+    with pytest.raises(ValueError, match="^compression_ratio: zswap keeping every page at full size"):
+        small(swap_device="zswap", compression_ratio=1.0, zswap_writeback_share=0.0)
+    assert small(swap_device="zswap", compression_ratio=1.0, zswap_writeback_share=0.75).solve()["swapout_kib_s"] > 0

@@ -502,6 +502,10 @@ class SwapModel(Mechanism):
         resident = limit
         if self.swap_device == "zswap":
             kept = (1.0 - self.zswap_writeback_share) / self.compression_ratio
+            if any_of(kept >= 1):  # the pool holds each page at full size: the charge is W whatever is swapped
+                raise ValueError(f"compression_ratio: zswap keeping every page at full size (compression_ratio "
+                                 f"{self.compression_ratio}, zswap_writeback_share {self.zswap_writeback_share}) "
+                                 "frees nothing under the memcg limit; raise either")
             resident = (limit - w_bytes * kept) / (1.0 - kept)
             if any_of(resident <= 0):
                 raise ValueError(f"memcg_mb: the zswap pool alone ({w_bytes * kept / 2**20:.0f} MiB) exceeds the "
