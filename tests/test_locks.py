@@ -420,3 +420,13 @@ def test_a_fit_to_perf_lock_contention_tables_of_the_des_recovers_the_holds():
     # the per-acquisition mean is a different number: at 2 CPUs, under 2% of perf's avg wait
     two = system(2, *truth.values()).analytic().sites.loc["tree_add"]
     assert two["wait_per_acquisition_us"] < 0.02 * two["wait_avg_us"]
+
+
+def test_interrupts_that_take_a_whole_cpu_are_refused():
+    """Issue 31: interrupts taking 200% of each CPU solved, at 645k operations/s."""
+    stages = (Work(E(1.0)), Critical("L", "cs", E(0.5)))
+    with pytest.raises(ValueError, match=r"^irq_rate_per_us x irq_service_us = 2\.0: interrupts would take all"):
+        LockSystem(4, (Lock("L"),), stages, irq_rate_per_us=2.0, irq_service_us=1.0)
+    with pytest.raises(ValueError, match="irq_rate_per_us x irq_service_us = 1.0"):
+        LockSystem(4, (Lock("L"),), stages, irq_rate_per_us=0.5, irq_service_us=2.0)
+    LockSystem(4, (Lock("L"),), stages, irq_rate_per_us=0.5, irq_service_us=1.0).analytic()  # half a CPU: solves
