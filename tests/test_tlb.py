@@ -195,7 +195,7 @@ def test_ctrl_c_stops_the_des_cleanly():
     timer.start()
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        m.simulate(horizon_s=5e3, replications=4, threads=2, progress=False)  # ~10^8 events: seconds
+        m.simulate(horizon_s=90, replications=4, threads=2, progress=False)  # 9e7 units each (limit 1e8): seconds
     assert time.monotonic() - t0 < 5
     timer.join()
     assert threading.active_count() == before
@@ -567,3 +567,35 @@ def test_arch_and_cpu_model_of_different_architectures_are_refused_both_ways():
         altra.configure(arch="x86")  # a row asking x86 of an Altra model names a preset too
     x86 = altra.configure(cpu_model="generic-x86")  # a row's preset brings its arch
     assert x86.arch.value == "x86" and x86.costs.irq_us == pytest.approx(2500 / 2.5e3)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(policy="deferred", reuse=Dist.exponential(5e-324)), r"^reuse\.mean_us must be in \[0\.001, 1e\+15\] us"),
+    (dict(policy="deferred", reuse=Dist.lognormal(5e-324, 1.0)), r"^reuse\.mean_us must be in"),  # gave NaN
+    (dict(reuse=Dist.exponential(math.inf)), r"^reuse\.mean_us \(column reuse_mean_us\) must be finite and >= 0"),
+    (dict(costs=TlbCosts(irq_us=1e300)), r"^costs\.irq_us \(column irq_us\) must be finite and in \[0, 100\]"),
+    (dict(streams=(TlbStream("dtlb_load", 1536, math.inf),)),
+     r"^streams\[0\]\.working_set_pages \(column dtlb_load_working_set_pages\) must be finite"),
+    (dict(work_s=0.0), r"^work_s must be finite and in \[1e-09, 1e\+09\]"),
+    (dict(demotion_rate_per_s=1e300), r"^demotion_rate_per_s must be finite and in \[0, 1e\+12\]"),
+])
+def test_fields_are_checked_against_their_bounds_when_the_model_is_built(kwargs, match):
+    """Issue 31: a reuse of 5e-324 us raised ZeroDivisionError (its first-reuse rate 32 / mean overflows);
+    each is a ValueError naming the field as the user wrote it."""
+    with pytest.raises(ValueError, match=match):
+        TlbModel(**kwargs)
+
+
+@pytest.mark.parametrize("entries,pages", [(1, 1e12), (1536, 1e12), (1536, 1e6), (7.5, 1e10), (1536, 29184.0),
+                                           (1536, 32256.0), (2.5, 60.0), (1e5, 1e7), (128, 129)])
+def test_refill_misses_against_mpmath_where_the_working_set_dwarfs_the_tlb(entries, pages):
+    """Issue 31's property test: W = 1e12 pages with C = 1 entry gave -0.6 refill misses (a miss count of
+    -inf): the digamma difference cancels. The exact sum, at 80 digits."""
+    import mpmath
+
+    with mpmath.workdps(80):
+        c, w = mpmath.mpf(entries), mpmath.mpf(pages)
+        exact = float(c - (w - c) * (mpmath.digamma(w + 1) - mpmath.digamma(w - c + 1)))
+    assert refill_misses(entries, pages) == pytest.approx(exact, rel=1e-12)
+    lanes_ = TlbStream("dtlb_load", np.array([entries, entries]), np.array([pages, pages])).refill
+    assert lanes_[0] == pytest.approx(exact, rel=1e-12)

@@ -459,6 +459,9 @@ class LockSystem(Mechanism):
         v.count("cpus", self.cpus)
         v.scalar("irq_rate_per_us", self.irq_rate_per_us)
         v.scalar("irq_service_us", self.irq_service_us)
+        if lanes.any_of(self.irq_load >= 1):  # (issue 31: a load of 2 solved, at 645k operations/s)
+            raise ValueError(f"irq_rate_per_us x irq_service_us = {self.irq_load}: interrupts would take all of "
+                             "each CPU's time and more (must be < 1)")
         if not self.stages:
             raise ValueError("stages must not be empty")
         names = [lk.name for lk in self.locks]

@@ -65,6 +65,12 @@ from .mechanism import Mechanism, Quantity, Result, knob
 from .model import Prior
 
 US_PER_S = 1e6
+#: folios one migration or reclaim call isolates, at most (a DES call walks each)
+MAX_BATCH_FOLIOS = 65536
+#: 4K pages (PTEs) of the largest folio: PUD order, 1 GiB
+MAX_FOLIO_PAGES = 2**18
+#: the reuse times (us) the deferred policy's pending-period integral is computed for
+REUSE_MEAN_US_RANGE = (1e-3, 1e15)
 
 
 class Arch(str, enum.Enum):
@@ -105,16 +111,48 @@ def refill_misses(entries: float, working_set_pages: float) -> float:
     return _refill_misses(v.scalar("entries", entries), v.scalar("working_set_pages", working_set_pages))
 
 
+#: terms of the 1/x series of the refill sum (:func:`_refill_misses`), used where m/x <= 0.05: the
+#: next term is below 0.05^16 = 2e-21 of the first
+_REFILL_TERMS = 16
+
+
+@functools.cache
+def _faulhaber() -> tuple:
+    """Coefficients of S_n(m) = sum_{j<m} j^n = sum_k a_nk m^(n+1-k), n < _REFILL_TERMS + 1
+    (Bernoulli numbers with B_1 = -1/2: (B_{n+1}(m) - B_{n+1}) / (n + 1), which continues the sum to
+    non-integer m as the digammas do)."""
+    from math import comb
+
+    from scipy.special import bernoulli
+
+    b = bernoulli(_REFILL_TERMS + 2)
+    return tuple(tuple(comb(n + 1, k) * b[k] / (n + 1) for k in range(n + 1)) for n in range(_REFILL_TERMS + 1))
+
+
 def _refill_misses(c, w):
-    """:func:`refill_misses` of checked sizes, per lane where they are arrays."""
-    def partial(m):  # sum_{k=0}^{m-1} 1/(W-k) = psi(W+1) - psi(W-m+1)
+    """:func:`refill_misses` of checked sizes, per lane where they are arrays.
+
+    For W > C the sum is m - (x - 1) H with m = C, x = W - C + 1 and
+    H = psi(x + m) - psi(x): two numbers near m whose difference, about
+    m (m + 1) / 2x, the digammas cannot give once x >> m (W = 1e12 with
+    C = 1 gave -0.6, a miss count of -inf; at x/m = 1e4 they were 3e-7
+    off). Where m/x <= 0.05 the same sum is its series in 1/x, each term
+    without cancellation: sum_n (-1)^n (S_n + S_{n+1}) / x^(n+1), S_0 = m,
+    S_n = sum_{j<m} j^n (Faulhaber); elsewhere the digammas lose at most a
+    factor (x/m)^2 <= 400 of their precision."""
+    def partial(m):  # W > C, so m = C
         from scipy.special import digamma
 
-        return m - (w - c) * (digamma(w + 1) - digamma(w - m + 1))
+        x = w - m + 1
+        sums = [m] + [sum(a * m ** (n + 1 - k) for k, a in enumerate(row)) for n, row in enumerate(_faulhaber())][1:]
+        series = sum((-1) ** n * (sums[n] + sums[n + 1]) / x ** (n + 1) for n in range(_REFILL_TERMS))
+        if isinstance(x, np.ndarray):
+            return np.where(m / x <= 0.05, series, m - (w - c) * (digamma(w + 1) - digamma(x)))
+        return series if m / x <= 0.05 else m - (w - c) * (digamma(w + 1) - digamma(x))
 
     if isinstance(c, np.ndarray) or isinstance(w, np.ndarray):
         m = np.minimum(c, w)
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             return np.where(m == 0, 0.0, np.where(w <= c, w, partial(m)))
     m = min(c, w)
     if m == 0:
@@ -475,7 +513,18 @@ class TlbModel(Mechanism):
         return out
 
     def check(self) -> None:
-        v.count("cpus", self.cpus)
+        # every float field (nested ones too) within its own bounds first: an error names the field set
+        v.fields_in_bounds(self)
+        # sizes (ValueError naming the field and the limit): the kernel's maxima, and the DES's C ints
+        v.at_most("cpus", v.count("cpus", self.cpus), v.MAX_CPUS, "CONFIG_NR_CPUS's largest value")
+        v.at_most("mms", v.count("mms", self.mms), v.MAX_TASKS, "PID_MAX_LIMIT: an mm has a task")
+        v.at_most("batch_folios", v.count("batch_folios", self.batch_folios), MAX_BATCH_FOLIOS,
+                  "folios one call isolates: the kernel's take 32 (SWAP_CLUSTER_MAX) to 512 "
+                  "(NR_MAX_BATCHED_MIGRATION); the DES walks each")
+        v.at_most("entries_per_folio", v.count("entries_per_folio", self.entries_per_folio), MAX_FOLIO_PAGES,
+                  "4K PTEs of a PUD-sized (1 GiB) folio, the largest")
+        v.at_most("flush_ceiling", v.count("flush_ceiling", self.flush_ceiling, minimum=0), 2**31 - 1,
+                  "the DES holds it in a C int")
         if self.arch is None:
             object.__setattr__(self, "arch", cpu_models.get(self.cpu_model).arch if self.cpu_model else "x86")
         for name, enum_type in (("arch", Arch), ("policy", Policy)):
@@ -504,9 +553,9 @@ class TlbModel(Mechanism):
         if self.mm_cpus is not None and lanes.any_of((v.scalar("mm_cpus", self.mm_cpus) < 1)
                                                      | (self.mm_cpus > self.cpus)):
             raise ValueError(f"mm_cpus must be in [1, cpus = {self.cpus}], got {self.mm_cpus}")
-        v.count("mms", self.mms)
         if self.folio_pages is not None:
-            v.count("folio_pages", self.folio_pages)
+            v.at_most("folio_pages", v.count("folio_pages", self.folio_pages), MAX_FOLIO_PAGES,
+                      "4K pages of a PUD-sized (1 GiB) folio, the largest")
         for name in ("migrate_fraction", "dirty_fraction"):
             x = v.scalar(name, getattr(self, name))
             if lanes.any_of((x > 1) | ((x <= 0) & (name == "migrate_fraction"))):
@@ -514,17 +563,22 @@ class TlbModel(Mechanism):
         for name in ("copy_us_per_page", "pte_us", "rmap_us_per_folio", "migration_pages"):
             if getattr(self, name) is not None:
                 v.scalar(name, getattr(self, name))
-        v.count("batch_folios", self.batch_folios)
-        v.count("entries_per_folio", self.entries_per_folio)
-        v.count("flush_ceiling", self.flush_ceiling, minimum=0)
         v.scalar("natural_flush_rate_per_s", self.natural_flush_rate_per_s)
         v.scalar("other_round_rate_per_s", self.other_round_rate_per_s)
         v.scalar("other_page_flush_rate_per_s", self.other_page_flush_rate_per_s)
         if not isinstance(self.reuse, Dist):
             raise TypeError(f"reuse must be a mmcost.locks.Dist, got {type(self.reuse).__name__}")
         self.reuse.check("reuse")
-        if self.flush_policy is Policy.DEFERRED and self.reuse.kind != "empirical" and lanes.any_of(self.reuse.mean_us <= 0):
-            raise ValueError("reuse.mean_us must be > 0 under the deferred policy")
+        if self.reuse.kind == "empirical":
+            v.at_most("reuse.samples_us", len(self.reuse.samples_us), 10**6,
+                      "samples of an empirical reuse law (the pending-period integral sums over them in Python)")
+        elif self.flush_policy is Policy.DEFERRED:
+            # a reuse time far below a nanosecond underflowed the first-reuse rate's 1/mean (ZeroDivisionError
+            # at 5e-324 us); one beyond 1e15 us (31 years) is no reuse at all
+            lo, hi = REUSE_MEAN_US_RANGE
+            if lanes.any_of((self.reuse.mean_us < lo) | (self.reuse.mean_us > hi)):
+                raise ValueError(f"reuse.mean_us must be in [{lo:g}, {hi:g}] us under the deferred policy, "
+                                 f"got {self.reuse.mean_us}")
         if not isinstance(self.costs, TlbCosts):
             raise TypeError(f"costs must be a TlbCosts, got {type(self.costs).__name__}")
         self.costs.check()
@@ -927,6 +981,8 @@ class TlbModel(Mechanism):
                 + self.natural_flush_rate_per_s * self.cpus)
         v.at_most("warmup_s + horizon_s", warmup_s + horizon_s, v.MAX_EVENTS / max(rate, 1e-300),
                   f"{v.MAX_EVENTS:.0e} units of work (events, folios, PTEs) per replication at {rate:.4g}/s")
+        v.at_most("batch_folios x entries_per_folio", self.batch_folios * self.entries_per_folio, v.MAX_EVENTS / 10,
+                  "units of work of one call: a tenth of a replication's")
         replications = v.count("replications", replications, minimum=2)
         seed = v.count("seed", seed, minimum=0)
         threads = v.count("threads", threads if threads is not None else min(replications, os.cpu_count() or 1))
@@ -989,6 +1045,15 @@ class TlbModel(Mechanism):
         per_cpu = d["shootdowns"].mean(axis=0) / horizon_s
         return TlbResult(self, rows, "simulated", per_cpu_shootdowns_per_s=per_cpu,
                          events=float(d["events"].sum()))
+
+
+def _count(rate, seconds):
+    """A counter over a run: ``rate x seconds``, and 0 where the rate is 0 (a saturated run lasts inf
+    seconds: a counter that never ticks stays 0, where the product is NaN). Per lane for arrays."""
+    if isinstance(rate, np.ndarray) or isinstance(seconds, np.ndarray):
+        with np.errstate(invalid="ignore"):
+            return np.where(rate == 0, 0.0, rate * seconds)
+    return 0.0 if rate == 0 else rate * seconds
 
 
 #: share of the fast node the application can hold (kernel, page cache, watermarks)
@@ -1314,23 +1379,33 @@ class TlbResult:
         work per CPU of the mms: the metric names of seed 001
         (``tlb_shootdowns`` is per CPU), the vmstat TLB counters (kernels
         built with CONFIG_DEBUG_TLBFLUSH), the mean folios per flush, and the
-        migrator's throughput and load."""
+        migrator's throughput and load. Where a quantity has nothing to
+        stand on it is inf or NaN, never a made-up number: a saturated
+        configuration (TLB maintenance takes every CPU) never finishes, so
+        ``runtime_s`` and every counter that ticks are inf (one whose rate
+        is 0 stays 0); ``folios_per_flush`` is NaN without flushes, the
+        ``*_per_folio`` ratios NaN without folios; ``migration_time_s`` is
+        NaN without ``migration_pages``; ``migrated_pages_per_s`` is inf
+        where the migrator's costs are all 0."""
         m = self.model
         t = self._runtime_s(work_s if lanes.count(m) else v.scalar("work_s", work_s, positive=True))
         cpu_s = m.cpus * t
-        out = {"runtime_s": t, "tlb_shootdowns": self.rate("shootdowns") * t}
+        # a saturated run never ends (t inf): its counters are inf, and one whose rate is 0 stays 0 (0 x inf
+        # gave NaN)
+        out = {"runtime_s": t, "tlb_shootdowns": _count(self.rate("shootdowns"), t)}
         for c in m.counters:
-            out[c.name] = cpu_s * (c.per_full_flush * self.rate("full_flushes") + c.per_invlpg * self.rate("invlpg")
-                                   + c.background_per_s)
+            out[c.name] = _count(c.per_full_flush * self.rate("full_flushes") + c.per_invlpg * self.rate("invlpg")
+                                 + c.background_per_s, cpu_s)
         for s in m.streams:
-            out[f"{s.name}_miss_count"] = (m.busy_cpus * work_s * s.misses_per_work_s
-                                           + cpu_s * (self.rate("full_flushes") + self.rate("user_flushes")) * s.refill
-                                           + cpu_s * self.rate("shootdowns") * m.irq_tlb_entries
-                                           * self._pollution_share(s))
-        out["nr_tlb_remote_flush"] = self.rate("rounds") * t
-        out["nr_tlb_remote_flush_received"] = self.rate("shootdowns") * cpu_s
-        out["nr_tlb_local_flush_all"] = self.rate("local_full_flushes") * t
-        out["nr_tlb_local_flush_one"] = self.rate("local_one_flushes") * t
+            out[f"{s.name}_miss_count"] = (_count(m.busy_cpus * s.misses_per_work_s, work_s)
+                                           + _count((self.rate("full_flushes") + self.rate("user_flushes")) * s.refill,
+                                                    cpu_s)
+                                           + _count(self.rate("shootdowns") * m.irq_tlb_entries
+                                                    * self._pollution_share(s), cpu_s))
+        out["nr_tlb_remote_flush"] = _count(self.rate("rounds"), t)
+        out["nr_tlb_remote_flush_received"] = _count(self.rate("shootdowns"), cpu_s)
+        out["nr_tlb_local_flush_all"] = _count(self.rate("local_full_flushes"), t)
+        out["nr_tlb_local_flush_one"] = _count(self.rate("local_one_flushes"), t)
         flushes, folios = self.rate("flushes"), self.rate("folios")
         out["folios_per_flush"] = lanes.divide(folios, flushes, math.nan)
         received = self.rate("shootdowns") * m.cpus
@@ -1341,7 +1416,7 @@ class TlbResult:
         out["reclaim_us_per_page"] = self.reclaimer_us_per_page()
         per_folio = self.migrator_us_per_folio()
         pages = m.folio_pages or m.entries_per_folio
-        out["migrated_pages_per_s"] = pages / per_folio * US_PER_S
+        out["migrated_pages_per_s"] = lanes.divide(pages * US_PER_S, per_folio, math.inf)  # (inf: costs all 0)
         out["migration_time_s"] = (m.migration_pages / out["migrated_pages_per_s"] if m.migration_pages is not None
                                    else math.nan)
         out["migrator_busy_pct"] = 100.0 * m.demotion_rate_per_s * m.tiering_scale * per_folio / US_PER_S
