@@ -47,8 +47,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import parse, schema
-from .journal import JOURNAL, Journal, JournalBusy, pending
-from .machine import Machine, MeasureError, recover
+from .machine import Machine, MeasureError
+from .session import Stopped, holding  # noqa: F401 (Stopped: what the CLI catches)
 
 #: The columns of a runs CSV, in order (see docs/reproduce.md, "The runs schema").
 RUN_COLUMNS = [*schema.COLUMNS, "printed", "line", "block", "source_name", "note", "cpu", "run", "compressor",
@@ -274,47 +274,6 @@ def _wait_swap_empty(m: Machine, timeout_s: float = 60.0) -> None:
         time.sleep(0.2)
 
 
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP stopped a run; its settings were restored on the way out."""
-
-    def __init__(self, signum: int):
-        self.signum = signum
-        super().__init__(f"stopped by {signal.Signals(signum).name}")
-
-
-class _Signals:
-    """While a run holds the machine: SIGTERM and SIGHUP (a closed terminal, a lost SSH
-    session) raise :class:`Stopped` in the main thread, so the ``finally`` blocks
-    restore every setting. During the restore itself a signal is held back and raised
-    after it (an interrupted restore would leave its rest to the journal)."""
-
-    NAMES = (signal.SIGTERM, signal.SIGHUP)
-
-    def __init__(self):
-        self.old: dict = {}
-        self.held: list[int] = []
-        self.restoring = False
-
-    def _handle(self, signum, frame):
-        if self.restoring:
-            self.held.append(signum)
-            return
-        self.restoring = True  # a second signal must not cut the restore this one starts
-        raise Stopped(signum)
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            self.old = {s: signal.signal(s, self._handle) for s in self.NAMES}
-        return self
-
-    def __exit__(self, *exc):
-        for s, h in self.old.items():
-            signal.signal(s, h)
-        if self.held and exc[0] is None:
-            raise Stopped(self.held[0])
-        return False
-
-
 def _positive_ints(name: str, values, minimum: int = 1, maximum: int | None = None) -> list[int]:
     values = list(values) if isinstance(values, (list, tuple)) else [values]
     if not values:
@@ -398,58 +357,29 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
     runs = matrix(kbs, processes, limits, devices, reps, seed)
     header = not _check_out(out)
     zram_bytes = int(max(4 * 2**30, 1.25 * max(processes) * nbytes))
-    j = Journal(journal if journal is not None else m.path(JOURNAL), root=m.root)
-    if m.dry_run:
-        left = j.read()
-        pid = Journal.header(left).get("pid", "?")
-        if j.held():
-            m.log(f"a run (pid {pid}) holds {j.path}: a real run would be refused while it runs")
-        elif any(pending(left)):
-            m.log(f"{j.path} names changes that pid {pid} left: a real run would restore them first "
-                  "(mmcost measure restore --dry-run lists them)")
-    else:
-        m.check_root()
-        try:
-            left = j.acquire()  # before anything else: the lock, and what a killed run left
-        except JournalBusy as exc:
-            raise MeasureError(str(exc)) from None
-    try:
-        if not m.dry_run:
-            recover(m, j, left, say=m.log)
+    frames = []
+    with holding(m, journal):
         m.check(kbs, max(processes) * nbytes + zram_bytes / 2, compressors=sorted({r.compressor for r in runs}))
         meta = metadata(m)
-        frames = []
         bar = None
         if progress:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(runs), desc="swap-out runs", unit="run")
-        sig = _Signals()
-        with sig:
-            try:
-                if not m.dry_run:
-                    j.begin()
-                    m.journal = j
-                for cfg in runs:
-                    rows = one_run(m, cfg, nbytes, madvise=madvise, usemem=usemem, zram_bytes=zram_bytes, meta=meta,
-                                   invocation=invocation)
-                    if not rows.empty:
-                        frames.append(rows)
-                        if out is not None:
-                            _append(out, rows, header)
-                            header = False
-                    if bar is not None:
-                        bar.update(1)
-                    if not m.dry_run:
-                        _wait_swap_empty(m)
-            finally:
-                sig.restoring = True
+        try:
+            for cfg in runs:
+                rows = one_run(m, cfg, nbytes, madvise=madvise, usemem=usemem, zram_bytes=zram_bytes, meta=meta,
+                               invocation=invocation)
+                if not rows.empty:
+                    frames.append(rows)
+                    if out is not None:
+                        _append(out, rows, header)
+                        header = False
                 if bar is not None:
-                    bar.close()
-                m.restore()
+                    bar.update(1)
                 if not m.dry_run:
-                    j.clear()  # only reached when every step was undone (restore raises otherwise)
-    finally:
-        if not m.dry_run:
-            j.release()
+                    _wait_swap_empty(m)
+        finally:
+            if bar is not None:
+                bar.close()
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=RUN_COLUMNS)
