@@ -5,8 +5,10 @@ Expected values are typed from the sample text, not computed by the parser."""
 import math
 
 import numpy as np
+import pytest
 
 from mmcost import parse
+from mmcost.parse import ParseError
 
 
 def values(df, metric):
@@ -243,12 +245,43 @@ PERF_LOCK_MIXED = """
 
 
 def test_perf_lock_units_and_types():
+    """perf prints each wait in its own unit (builtin-lock.c lock_stat_key_print_time): every
+    one is read into one metric in microseconds, the printed text kept."""
     df = parse.perf_lock_contention(PERF_LOCK_MIXED)
     assert df["lock_type"].unique().tolist() == ["spinlock", "rwsem:R", "mutex"]
     assert values(df, "lock_contended_count") == [1234, 56, 3]
-    assert values(df, "lock_wait_total_ms") == [12.34] and values(df, "lock_wait_total_ns") == [789.0]
-    assert values(df, "lock_wait_total_s") == [1.5] and values(df, "lock_wait_max_ms") == [900.0]
-    assert df.loc[df["metric"] == "lock_wait_avg_ns", "call_site"].item() == "mmap_lock"
+    assert sorted(df["metric"].unique()) == ["lock_contended_count", "lock_wait_avg_us", "lock_wait_max_us",
+                                             "lock_wait_total_us"]
+    assert set(df.loc[df["metric"] != "lock_contended_count", "unit"]) == {"us"}
+    assert values(df, "lock_wait_total_us") == [12340.0, 0.789, 1_500_000.0]
+    assert values(df, "lock_wait_max_us") == [45.67, 0.03, 900_000.0]
+    assert values(df, "lock_wait_avg_us") == [10.0, 0.01409, 500_000.0]
+    assert df.loc[df["metric"] == "lock_wait_total_us", "printed"].tolist() == ["12.34 ms", "789.00 ns", "1.50 s"]
+
+
+def test_perf_lock_minutes_and_hours():
+    """perf prints a wait of a minute or more in 'm' and of an hour or more in 'h'."""
+    text = ("contended total wait max wait avg wait type caller\n"
+            "  40  1.50 h  2.00 m  2.25 m  mutex  foo+0x10\n")
+    df = parse.perf_lock_contention(text)
+    assert values(df, "lock_wait_total_us") == [5.4e9] and values(df, "lock_wait_max_us") == [1.2e8]
+    assert values(df, "lock_wait_avg_us") == [1.35e8]
+
+
+@pytest.mark.parametrize("cut,line", [
+    ("      1234     12.34 ms     45.67 us     10.00 us     spinlock   swap_info_struct",
+     "      1234     12.34 ms     45.67 us     10.00 us     spinlock"),  # the caller lost
+    ("      1234     12.34 ms     45.67 us     10.00 us     spinlock   swap_info_struct",
+     "     12.34 ms     45.67 us     10.00 us     spinlock   swap_info_struct"),  # the count lost
+    ("      1234     12.34 ms     45.67 us     10.00 us     spinlock   swap_info_struct",
+     "  us     10.00 us     spinlock   swap_info_struct"),  # only the tail left
+])
+def test_perf_lock_truncated_row_names_its_line_and_text(cut, line):
+    """A truncated row between whole ones is an error naming the line and its text, not a row dropped."""
+    text = PERF_LOCK_MIXED.replace(cut, line)
+    with pytest.raises(ParseError, match=r"line 4: truncated or garbled table row: '") as info:
+        parse.perf_lock_contention(text)
+    assert info.value.line == 4 and " ".join(line.split()) in str(info.value)
 
 
 def test_perf_lock_quoted_folded():

@@ -115,6 +115,10 @@ MAX_TABLE_CELLS = 50_000_000
 MAX_CHAIN_STATES = 100_000_000
 #: expected units of work (events; a TLB call's folios and PTEs) of one simulated replication
 MAX_EVENTS = 10_000_000_000
+#: replications of one simulation (each keeps its counters until the summary)
+MAX_REPLICATIONS = 1_000_000
+#: stations of a lock network (each partition of a lock is one): MVA's work and memory grow with them
+MAX_STATIONS = 1_000_000
 
 
 def at_most(name: str, value: float, limit: float, what: str = "") -> None:

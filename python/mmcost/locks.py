@@ -17,9 +17,13 @@ One description (:class:`LockSystem`), two solvers that check each other:
 
 Times are in microseconds (``*_us``); rates per second (``*_per_s``). The
 outputs are the columns of ``perf lock contention`` (contended, total/max/avg
-wait) per lock and per call site, the share of all CPU time spent spinning at
+wait, with perf's meaning: "avg wait" is the total wait over the *contended*
+acquisitions, see :class:`LockResult`) per lock and per call site, the mean
+wait over all acquisitions, the share of all CPU time spent spinning at
 each call site (what perf-profile's ``cycles-pp`` shows for
 ``_raw_spin_lock*`` under that caller), and each lock's utilisation.
+Where the analytic solution is an approximation, :class:`LockResult`'s
+``note`` says so.
 """
 
 from __future__ import annotations
@@ -146,16 +150,46 @@ class Critical:
 
 
 #: LockResult's columns, in order
-_LOCK_COLUMNS = ["acquisitions_per_s", "contended_per_s", "contended_pct", "wait_avg_us", "wait_total_us_per_s",
-                 "wait_max_us", "utilization"]
-_SITE_COLUMNS = ["lock", "acquisitions_per_s", "contended_per_s", "wait_avg_us", "wait_total_us_per_s", "wait_max_us",
-                 "wait_sd_us", "spin_share_pct"]
+_LOCK_COLUMNS = ["acquisitions_per_s", "contended_per_s", "contended_pct", "wait_avg_us", "wait_per_acquisition_us",
+                 "wait_total_us_per_s", "wait_max_us", "utilization"]
+_SITE_COLUMNS = ["lock", "acquisitions_per_s", "contended_per_s", "wait_avg_us", "wait_per_acquisition_us",
+                 "wait_total_us_per_s", "wait_max_us", "wait_sd_us", "spin_share_pct"]
+#: |scv - 1| above which a station's hold is not exponential (rounding leaves ~1e-16)
+_NOT_EXPONENTIAL = 1e-9
+#: a computed scv in (-_SCV_ROUNDING, 0) is rounding of a true 0 (a deterministic hold): clamped to 0
+_SCV_ROUNDING = 1e-12
 
 
 @dataclass(frozen=True)
 class LockResult:
     """Solver output. ``system``: throughput; ``locks``: per lock; ``sites``:
     per call site. Simulated results add ``<column>_ci99`` half-widths.
+
+    The wait columns mean what ``perf lock contention`` prints: its "avg
+    wait" is the total wait over the contended acquisitions (Linux
+    ``tools/perf/builtin-lock.c``: ``report_lock_acquired_event()`` and
+    ``combine_lock_stats()`` divide ``wait_time_total`` by ``nr_contended``,
+    ``report_lock_contention_end_event()`` by the count of
+    ``contention_end`` events; with BPF, ``util/bpf_lock_contention.c``
+    ``lock_contention_read()``: ``total_time / count``, both counted only
+    for acquisitions that waited):
+
+    - ``contended_per_s``: acquisitions that found the lock held or queued
+      (perf's "contended"); ``contended_pct`` of all acquisitions;
+    - ``wait_avg_us``: the mean wait of a *contended* acquisition (perf's
+      "avg wait"; 0 where none is contended, as perf prints);
+    - ``wait_per_acquisition_us``: the mean wait over *all* acquisitions, the
+      uncontended ones waiting 0 (``wait_avg_us x contended_pct / 100``;
+      what Little's law and the spin share use);
+    - ``wait_total_us_per_s``: CPU-microseconds spent waiting per second
+      (perf's "total wait" over a run, per second of it); ``wait_max_us``
+      the longest single wait (the DES only: NaN from the analytic solver).
+
+    ``note``: empty where the solution is exact (exponential holds, the
+    ticket lock's chain, the DES within its half-widths); otherwise the
+    known approximation and its bias (the residual-life MVA for
+    non-exponential holds, :func:`mmcost.queueing.mva`), e.g. a throughput
+    that falls as CPUs are added, which a queued lock does not do.
 
     The numbers are kept as dicts (``system_values``, ``lock_values[lock]``,
     ``site_values[site]``); the pandas views are built when first read, so a
@@ -165,6 +199,7 @@ class LockResult:
     lock_values: dict
     site_values: dict
     solver: str
+    note: str = ""
 
     @property
     def throughput_per_s(self) -> float:
@@ -194,12 +229,16 @@ class LockResult:
         return pd.DataFrame([{index: k, **row} for k, row in values.items()], columns=[index, *cols]).set_index(index)
 
     def __repr__(self) -> str:
-        return (f"LockResult ({self.solver}): {self.throughput_per_s:.6g} ops/s\n"
+        note = f"note: {self.note}\n" if self.note else ""
+        return (f"LockResult ({self.solver}): {self.throughput_per_s:.6g} ops/s\n{note}"
                 f"{self.locks.to_string()}\n{self.sites.to_string()}")
 
     def _repr_html_(self) -> str:
+        import html
+
+        note = f"<p>note: {html.escape(self.note)}</p>" if self.note else ""
         return (f"<p><b>{self.solver}</b>: {self.throughput_per_s:.6g} operations/s on "
-                f"{int(self.system_values['cpus'])} CPUs</p><p>per lock</p>{self.locks._repr_html_()}"
+                f"{int(self.system_values['cpus'])} CPUs</p>{note}<p>per lock</p>{self.locks._repr_html_()}"
                 f"<p>per call site</p>{self.sites._repr_html_()}")
 
 
@@ -223,14 +262,15 @@ class _LaneLockResult(LockResult):
 
     lock_values = property(lambda self: self._built().lock_values)
     site_values = property(lambda self: self._built().site_values)
+    note = property(lambda self: self._built().note)
 
     def _fields(self) -> tuple:
-        return self.system_values, self.lock_values, self.site_values, self.solver
+        return self.system_values, self.lock_values, self.site_values, self.solver, self.note
 
     def __eq__(self, other):
         if not isinstance(other, LockResult):
             return NotImplemented
-        return self._fields() == (other.system_values, other.lock_values, other.site_values, other.solver)
+        return self._fields() == (other.system_values, other.lock_values, other.site_values, other.solver, other.note)
 
     __hash__ = None  # as LockResult's: its values are dicts
 
@@ -264,7 +304,9 @@ class _Stations(NamedTuple):
 
     def lane(self, i: int) -> _Stations:
         """Lane ``i`` of a lane model's network, as far as :meth:`LockSystem._from_mva` reads it."""
-        return self._replace(lock_service=[lanes.take(x, i) for x in self.lock_service])
+        return self._replace(lock_service=[lanes.take(x, i) for x in self.lock_service],
+                             service=[lanes.take(x, i) for x in self.service],
+                             scv=[lanes.take(x, i) for x in self.scv], think=lanes.take(self.think, i))
 
 
 def analytic_many(systems, threads: int = 1) -> list[LockResult]:
@@ -340,7 +382,14 @@ class LockSystem(Mechanism):
     ``work<i>_us`` for several work stages), each lock's ``<lock>_handoff_us``,
     ``<lock>_handoff_per_waiter_us`` and ``<lock>_partitions``, and the
     interrupt load: fit hold times to ``perf lock contention`` rows, or
-    predict another CPU count with a ``cpus`` column."""
+    predict another CPU count with a ``cpus`` column.
+
+    Metrics: ``lock_wait_avg_us`` is perf's "avg wait", the mean wait of a
+    contended acquisition (what :func:`mmcost.parse.perf_lock_contention`
+    reads); ``lock_wait_per_acquisition_us`` the mean over all acquisitions;
+    ``lock_contended_per_s``, ``lock_acquisitions_per_s`` and
+    ``lock_utilization`` per lock (a ``lock`` column) or call site (a
+    ``call_site`` column); ``operations_per_s``; ``cycles_share_pct``."""
 
     cpus: int = 4
     locks: tuple = (Lock("lock"),)
@@ -356,7 +405,7 @@ class LockSystem(Mechanism):
         return tuple(n for n in self.leaves if n.endswith("_hold_us"))
 
     METRICS: ClassVar = ("operations_per_s", "lock_acquisitions_per_s", "lock_contended_per_s", "lock_wait_avg_us",
-                         "lock_utilization", "cycles_share_pct")
+                         "lock_wait_per_acquisition_us", "lock_utilization", "cycles_share_pct")
 
     @classmethod
     def network(cls, cpus: int, locks: tuple, stages: tuple, irq_rate_per_us: float = 0.0,
@@ -416,14 +465,19 @@ class LockSystem(Mechanism):
         if len(set(names)) != len(names):
             raise ValueError(f"locks: duplicate lock names {names}")
         ticket = set()
+        stations = 0
         for i, lk in enumerate(self.locks):
             kind = LockKind(lk.kind)
             v.scalar(f"locks[{i}].handoff_us", lk.handoff_us)
             v.scalar(f"locks[{i}].handoff_per_waiter_us", lk.handoff_per_waiter_us)
-            if v.count(f"locks[{i}].partitions", lk.partitions) > 1 and kind == LockKind.TICKET:
+            parts = v.count(f"locks[{i}].partitions", lk.partitions)
+            v.at_most(f"locks[{i}].partitions", parts, v.MAX_STATIONS, "stations of the lock network")
+            stations += parts
+            if parts > 1 and kind == LockKind.TICKET:
                 raise ValueError(f"locks[{i}].partitions: a ticket lock cannot be partitioned in this model")
             if kind == LockKind.TICKET:
                 ticket.add(lk.name)
+        v.at_most("locks' partitions in all", stations, v.MAX_STATIONS, "stations of the lock network")
         known = set(names)
         sites = []
         for i, st in enumerate(self.stages):
@@ -521,11 +575,15 @@ class LockSystem(Mechanism):
             visits.append(len(s))
             service.append(mean)
             # a hold below 1e-100 us is no hold: its square would underflow to 0/0
+            # second / mean^2 - 1 of a deterministic hold (or a mixture that is nearly one) can round to
+            # -2e-16: that is a 0, clamped; a real negative (impossible from valid holds) is left to the core
             if isinstance(mean, np.ndarray):  # lanes (mmcost.lanes), some of them maybe without the hold
                 held = mean > 1e-100
-                scv.append(np.where(held, second / np.where(held, mean, 1.0) ** 2 - 1, 0.0))
+                c = np.where(held, second / np.where(held, mean, 1.0) ** 2 - 1, 0.0)
+                scv.append(np.where((c < 0) & (c > -_SCV_ROUNDING), 0.0, c))
             else:
-                scv.append(second / mean**2 - 1 if mean > 1e-100 else 0.0)
+                c = second / mean**2 - 1 if mean > 1e-100 else 0.0
+                scv.append(0.0 if -_SCV_ROUNDING < c < 0 else c)
         if lanes.any_of((think == 0) & (sum(service) == 0)):
             raise ValueError("stages: every stage takes zero time")
         # a lock of K partitions is K stations, each visited 1/K as often (partition 0 first)
@@ -569,16 +627,39 @@ class LockSystem(Mechanism):
         """The result from MVA's X(N), X(N-1) and Q_k(N) of :meth:`_stations`' network."""
         per_lock, per_site = {}, {}
         first = 0  # the lock's partition 0 among the stations
+        approximate = []  # locks whose holds are not exponential: MVA's residual-life approximation
         for lk, vis, s in zip(net.used, net.lock_visits, net.lock_service):
             demand = s * vis / lk.partitions
-            wait = qlen[first] / x / (vis / lk.partitions) - s
+            wait = max(qlen[first] / x / (vis / lk.partitions) - s, 0.0)  # (N = 1: 0, up to rounding)
+            if abs(net.scv[first] - 1.0) > _NOT_EXPONENTIAL:
+                approximate.append(lk.name)
             first += lk.partitions
             # arrival theorem: a request sees the lock as the other N-1 CPUs keep it
             busy_seen = x_before * demand
             per_lock[lk.name] = dict(acquisitions=x * vis, contended=x * vis * busy_seen, wait=wait, util=x * demand)
             for site, _, _ in net.sites_of[lk.name]:
                 per_site[site] = dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=wait)
-        return self._result(x, per_lock, per_site, "analytic")
+        return self._result(x, per_lock, per_site, "analytic", note=self._approximation_note(net, x, x_before, approximate))
+
+    def _approximation_note(self, net: _Stations, x: float, x_before: float, approximate: list) -> str:
+        """:class:`LockResult`'s ``note``: where MVA is not exact here and what its known bias did."""
+        if not approximate:
+            return ""
+        note = (f"approximate: the holds of {approximate} are not exponential (scv != 1), so MVA uses the "
+                f"residual-life approximation (mmcost.queueing.mva), whose error grows with the holds' "
+                f"variability (for cv > 1 its waits are too long and its throughput too low); simulate() runs "
+                f"the DES")
+        # one CPU never waits: X(1) = 1 / (think + every hold) is exact for any distribution
+        x_one = 1.0 / (net.think + sum(sv * vv for sv, vv in zip(net.service, net.visits)))
+        fell = []
+        if x < x_one * (1 - 1e-9):
+            fell.append(f"below one CPU's exact {x_one * US_PER_S:.6g}/s")
+        if self.cpus > 1 and x < x_before * (1 - 1e-9):
+            fell.append(f"below {x_before * US_PER_S:.6g}/s at {self.cpus - 1} CPUs")
+        if fell:
+            note += (f"; its throughput {x * US_PER_S:.6g}/s is {' and '.join(fell)}, a bias of the approximation: "
+                     f"a queued lock's throughput does not fall as CPUs are added")
+        return note
 
     def _ticket_analytic(self) -> LockResult:
         if len(self.critical) != 1 or len(self.locks) != 1:
@@ -600,22 +681,27 @@ class LockSystem(Mechanism):
         per_site = {c.site: dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=waiting / x)}
         return self._result(x, per_lock, per_site, "analytic")
 
-    def _result(self, x_per_us, per_lock, per_site, solver, ci=None, events=None) -> LockResult:
+    def _result(self, x_per_us, per_lock, per_site, solver, ci=None, events=None, note="") -> LockResult:
+        """``per_lock``/``per_site``: acquisitions and contended acquisitions per us, ``wait`` the mean
+        wait per acquisition and ``wait_contended`` (the DES: measured) per contended acquisition;
+        where that is absent, wait x acquisitions / contended (the same total wait)."""
         system = {"throughput_per_s": x_per_us * US_PER_S, "cpus": float(self.cpus)}
         nan, cpus = math.nan, self.cpus
         locks, sites = {}, {}  # dict literals in loops: a fit's thousands of solves build these
         for k, d in per_lock.items():
-            acq, wait = d["acquisitions"], d["wait"]
-            locks[k] = {"acquisitions_per_s": acq * US_PER_S, "contended_per_s": d["contended"] * US_PER_S,
-                        "contended_pct": 100 * d["contended"] / acq if acq else 0.0, "wait_avg_us": wait,
-                        "wait_total_us_per_s": wait * acq * US_PER_S, "wait_max_us": d.get("wait_max", nan),
-                        "utilization": d["util"]}
+            acq, wait, con = d["acquisitions"], d["wait"], d["contended"]
+            locks[k] = {"acquisitions_per_s": acq * US_PER_S, "contended_per_s": con * US_PER_S,
+                        "contended_pct": 100 * con / acq if acq else 0.0,
+                        "wait_avg_us": d.get("wait_contended", wait * acq / con if con > 0 else 0.0),
+                        "wait_per_acquisition_us": wait, "wait_total_us_per_s": wait * acq * US_PER_S,
+                        "wait_max_us": d.get("wait_max", nan), "utilization": d["util"]}
         for k, d in per_site.items():
-            acq, wait = d["acquisitions"], d["wait"]
-            sites[k] = {"lock": d["lock"], "acquisitions_per_s": acq * US_PER_S,
-                        "contended_per_s": d["contended"] * US_PER_S, "wait_avg_us": wait,
-                        "wait_total_us_per_s": wait * acq * US_PER_S, "wait_max_us": d.get("wait_max", nan),
-                        "wait_sd_us": d.get("wait_sd", nan), "spin_share_pct": 100 * wait * acq / cpus}
+            acq, wait, con = d["acquisitions"], d["wait"], d["contended"]
+            sites[k] = {"lock": d["lock"], "acquisitions_per_s": acq * US_PER_S, "contended_per_s": con * US_PER_S,
+                        "wait_avg_us": d.get("wait_contended", wait * acq / con if con > 0 else 0.0),
+                        "wait_per_acquisition_us": wait, "wait_total_us_per_s": wait * acq * US_PER_S,
+                        "wait_max_us": d.get("wait_max", nan), "wait_sd_us": d.get("wait_sd", nan),
+                        "spin_share_pct": 100 * wait * acq / cpus}
         if ci is not None:
             for col, half in ci["system"].items():
                 system[f"{col}_ci99"] = float(half)
@@ -625,7 +711,7 @@ class LockSystem(Mechanism):
                         row[f"{col}_ci99"] = h
         if events is not None:
             system["events"] = events
-        return LockResult(system, locks, sites, solver)
+        return LockResult(system, locks, sites, solver, note)
 
     def usl_comparison(self, cpus=range(1, 65), fit_cpus=None):
         """Fit the USL to this system's own analytic throughput curve and show
@@ -689,13 +775,15 @@ class LockSystem(Mechanism):
         qs = [Quantity("operations_per_s", x, "1/s", x - half, x + half)]
         for lock, r in res.lock_values.items():
             qs += [Quantity(f"{lock}.{col}", float(r[col]), unit, float(r[col]), float(r[col]))
-                   for col, unit in (("wait_avg_us", "us"), ("contended_pct", "%"), ("utilization", "1"))]
+                   for col, unit in (("wait_avg_us", "us"), ("wait_per_acquisition_us", "us"), ("contended_pct", "%"),
+                                     ("utilization", "1"))]
         title = f"{self.cpus} CPUs, locks {[lk.name for lk in self.locks]}"
         return Result(tuple(qs), res.solver, 0.99 if solver == "simulated" else 1.0, bool(self.fitted_on), title,
                       details={"locks": res})
 
     _LOCK_COLUMNS: ClassVar = {"lock_acquisitions_per_s": "acquisitions_per_s", "lock_contended_per_s": "contended_per_s",
-                               "lock_wait_avg_us": "wait_avg_us", "lock_utilization": "utilization"}
+                               "lock_wait_avg_us": "wait_avg_us", "lock_wait_per_acquisition_us": "wait_per_acquisition_us",
+                               "lock_utilization": "utilization"}
 
     def metric_value(self, result: Result, metric: str, rows: pd.DataFrame) -> np.ndarray:
         """Per-lock metrics read the row's ``lock`` (or ``call_site``) column;
@@ -732,6 +820,16 @@ class LockSystem(Mechanism):
         ops = v.count("ops", ops)
         warmup_ops = v.count("warmup_ops", warmup_ops, minimum=0)
         replications = v.count("replications", replications, minimum=2)
+        # sizes, before anything runs: a replication's events (each stage one, each critical section a
+        # second for its release, the interrupts during holds one each), the replications' counters, and
+        # the DES's wait queues (every partition of a lock has a slot for every CPU)
+        per_op = len(self.stages) + len(self.critical) + self.irq_rate_per_us * sum(c.hold.mean_us for c in self.critical)
+        what = f"{v.MAX_EVENTS:.0e} events per replication at about {per_op:.3g} per operation"
+        v.at_most("ops", ops, v.MAX_EVENTS / per_op, what)
+        v.at_most("warmup_ops + ops", warmup_ops + ops, v.MAX_EVENTS / per_op, what)
+        v.at_most("replications", replications, v.MAX_REPLICATIONS)
+        v.at_most("cpus x partitions", self.cpus * sum(int(lk.partitions) for lk in self.locks), v.MAX_TABLE_CELLS,
+                  "the simulation's wait queues, one slot per CPU in every partition of a lock")
         threads = v.count("threads", threads) if threads is not None else (os.cpu_count() or 1)
         seed = v.count("seed", seed, minimum=0)
         names = [lk.name for lk in self.locks]
@@ -776,32 +874,39 @@ class LockSystem(Mechanism):
 
         x, x_ci = (float(v) for v in mean_ci(d["ops"] / t))
         per_t = t[:, None]
-        # per lock (columns of each block): acquisitions and contended per us, mean wait, utilisation
-        acq = d["lock_acquisitions"]
-        lock_m, lock_h = mean_ci(np.hstack([acq / per_t, d["lock_contended"] / per_t,
-                                            d["lock_wait_total"] / np.maximum(acq, 1), d["lock_busy"] / per_t]))
-        # per stage: acquisitions per us, contended per us, mean wait, share of CPU time spinning
-        sacq, swait = d["stage_acquisitions"], d["stage_wait_total"]
-        site_m, site_h = mean_ci(np.hstack([sacq / per_t, d["stage_contended"] / per_t, swait / np.maximum(sacq, 1),
-                                            100 * swait / (per_t * self.cpus)]))
-        per_s = np.array([[US_PER_S], [US_PER_S], [1.0], [1.0]])  # the first two blocks per us -> per s
-        lock_m, lock_h = lock_m.reshape(4, -1), lock_h.reshape(4, -1) * per_s
-        site_m, site_h = site_m.reshape(4, -1), site_h.reshape(4, -1) * per_s
+        # per lock (blocks of columns): acquisitions and contended per us, mean wait per acquisition,
+        # utilisation, mean wait per contended acquisition (perf's avg wait: 0 where none was contended)
+        acq, lwait, lcon = d["lock_acquisitions"], d["lock_wait_total"], d["lock_contended"]
+        lock_m, lock_h = mean_ci(np.hstack([acq / per_t, lcon / per_t, lwait / np.maximum(acq, 1),
+                                            d["lock_busy"] / per_t, np.where(lcon > 0, lwait / np.maximum(lcon, 1), 0.0)]))
+        # per stage: acquisitions per us, contended per us, mean wait, share of CPU time spinning, mean
+        # wait per contended acquisition
+        sacq, swait, scon = d["stage_acquisitions"], d["stage_wait_total"], d["stage_contended"]
+        site_m, site_h = mean_ci(np.hstack([sacq / per_t, scon / per_t, swait / np.maximum(sacq, 1),
+                                            100 * swait / (per_t * self.cpus),
+                                            np.where(scon > 0, swait / np.maximum(scon, 1), 0.0)]))
+        per_s = np.array([[US_PER_S], [US_PER_S], [1.0], [1.0], [1.0]])  # the first two blocks per us -> per s
+        lock_m, lock_h = lock_m.reshape(5, -1), lock_h.reshape(5, -1) * per_s
+        site_m, site_h = site_m.reshape(5, -1), site_h.reshape(5, -1) * per_s
         lock_max, stage_max = d["lock_wait_max"].max(axis=0), d["stage_wait_max"].max(axis=0)
         # pooled standard deviation of single waits across replications (equal sizes)
         stage_sd = np.sqrt(d["stage_wait_var"].mean(axis=0))
         per_lock, per_site = {}, {}
         used = [j for j in range(len(self.locks)) if acq[:, j].sum() > 0]
         for j in used:
-            a, c, w, u = lock_m[:, j].tolist()
-            per_lock[self.locks[j].name] = dict(acquisitions=a, contended=c, wait=w, util=u, wait_max=float(lock_max[j]))
+            a, c, w, u, wc = lock_m[:, j].tolist()
+            per_lock[self.locks[j].name] = dict(acquisitions=a, contended=c, wait=w, util=u, wait_contended=wc,
+                                                wait_max=float(lock_max[j]))
         sites = [j for j, st in enumerate(self.stages) if isinstance(st, Critical)]
         for j in sites:
-            a, c, w, _ = site_m[:, j].tolist()
+            a, c, w, _, wc = site_m[:, j].tolist()
             per_site[self.stages[j].site] = dict(lock=self.stages[j].lock, acquisitions=a, contended=c, wait=w,
-                                                 wait_sd=float(stage_sd[j]), wait_max=float(stage_max[j]))
-        lock_cols = {0: "acquisitions_per_s", 1: "contended_per_s", 2: "wait_avg_us", 3: "utilization"}
-        site_cols = {0: "acquisitions_per_s", 2: "wait_avg_us", 3: "spin_share_pct"}  # (rows of the blocks)
+                                                 wait_contended=wc, wait_sd=float(stage_sd[j]),
+                                                 wait_max=float(stage_max[j]))
+        lock_cols = {0: "acquisitions_per_s", 1: "contended_per_s", 2: "wait_per_acquisition_us", 3: "utilization",
+                     4: "wait_avg_us"}
+        site_cols = {0: "acquisitions_per_s", 1: "contended_per_s", 2: "wait_per_acquisition_us",
+                     3: "spin_share_pct", 4: "wait_avg_us"}  # (rows of the blocks)
         ci = {"system": {"throughput_per_s": x_ci * US_PER_S},
               "locks": {col: lock_h[i, used] for i, col in lock_cols.items()},
               "sites": {col: site_h[i, sites] for i, col in site_cols.items()}}

@@ -55,18 +55,13 @@ METRICS: dict[str, tuple[str, str]] = {
     "tlb_overhead_pct": ("%", "share of every CPU's time lost to TLB maintenance (model output: IPIs, flushes, refill misses)"),
     # locks
     "lock_contended_count": ("count", "perf lock contention 'contended'"),
-    "lock_wait_total_ns": ("ns", "perf lock contention 'total wait'"),
-    "lock_wait_total_us": ("us", "perf lock contention 'total wait'"),
-    "lock_wait_total_ms": ("ms", "perf lock contention 'total wait'"),
-    "lock_wait_total_s": ("s", "perf lock contention 'total wait'"),
-    "lock_wait_max_ns": ("ns", "perf lock contention 'max wait'"),
-    "lock_wait_max_us": ("us", "perf lock contention 'max wait'"),
-    "lock_wait_max_ms": ("ms", "perf lock contention 'max wait'"),
-    "lock_wait_max_s": ("s", "perf lock contention 'max wait'"),
-    "lock_wait_avg_ns": ("ns", "perf lock contention 'avg wait'"),
-    "lock_wait_avg_us": ("us", "perf lock contention 'avg wait'"),
-    "lock_wait_avg_ms": ("ms", "perf lock contention 'avg wait'"),
-    "lock_wait_avg_s": ("s", "perf lock contention 'avg wait'"),
+    # perf prints each wait in its own unit (ns, us, ms, s, m, h); the parser converts every one to us
+    "lock_wait_total_us": ("us", "perf lock contention 'total wait': the wait of every contended acquisition, summed"),
+    "lock_wait_max_us": ("us", "perf lock contention 'max wait': the longest single wait"),
+    "lock_wait_avg_us": ("us", "perf lock contention 'avg wait': mean wait of a contended acquisition, total wait / "
+                               "contended (tools/perf/builtin-lock.c); LockSystem predicts the same"),
+    "lock_wait_per_acquisition_us": ("us", "mean wait over all acquisitions, uncontended ones waiting 0 "
+                                           "(lock_wait_avg_us x contended share; model output)"),
     "cycles_share_pct": ("%", "perf-profile cycles-pp share of one call chain (call_site column)"),
     "operations_per_s": ("1/s", "operations completed per second by all CPUs (lock model output)"),
     "lock_acquisitions_per_s": ("1/s", "acquisitions of one lock (lock column) or call site (call_site column)"),

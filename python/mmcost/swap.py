@@ -1008,7 +1008,7 @@ class SwapModel(Mechanism):
         at_device = 0.0  # writers waiting for the block device, off-CPU (Little's law)
         if info["device_us"] > 0 and "device" in res.lock_values:  # (a lane without the station has device_us 0)
             row = res.lock_values["device"]
-            at_device = (row["wait_avg_us"] + info["device_us"]) * row["acquisitions_per_s"] / 1e6
+            at_device = (row["wait_per_acquisition_us"] + info["device_us"]) * row["acquisitions_per_s"] / 1e6
         # kswapd's CPU is no writer's: time(1) leaves it out, and where kswapd shares the writers' CPUs it
         # takes that time from them
         kswapd_cpus = 0.0 if self._kswapd_cpus()[1] else info["kswapd_us"] * x / 1e6

@@ -101,13 +101,17 @@ class SwapAllocLockModel(Mechanism):
         return np.full(len(rows), result[metric])
 
     def contention_table(self, n: int, p=None) -> pd.DataFrame:
-        """A ``perf lock contention``-style row for si->lock over the whole build, before the series."""
+        """A ``perf lock contention``-style row for si->lock over the whole build, before the series:
+        ``avg_wait_us`` as perf computes it, total wait / contended acquisitions
+        (tools/perf/builtin-lock.c); ``wait_per_acquisition_us`` over all acquisitions."""
         p = {**self.values(), **(p or {})}
         s = self.spin(n, p)
         acquisitions = p["lock_hold_cpu_s"] / (p["hold_us"] * 1e-6)
+        contended = acquisitions * s["busy_seen"]
         return pd.DataFrame([dict(
-            threads=n, acquisitions=acquisitions, contended=acquisitions * s["busy_seen"],
-            total_wait_s=s["wait_total_s"], avg_wait_us=s["wait_total_s"] / acquisitions * 1e6,
+            threads=n, acquisitions=acquisitions, contended=contended, total_wait_s=s["wait_total_s"],
+            avg_wait_us=s["wait_total_s"] / contended * 1e6 if contended > 0 else 0.0,
+            wait_per_acquisition_us=s["wait_total_s"] / acquisitions * 1e6,
             lock_utilization=s["utilization"], type="spinlock", caller="si->lock (global)")])
 
 

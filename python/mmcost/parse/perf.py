@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 from .. import metrics
 from ._common import ParseError, Tok, frame, is_number, number, tokens
@@ -104,24 +105,66 @@ def perf_stat(text, **context):
 
 
 _LOCK_HEADER = ["contended", "total", "wait", "max", "wait", "avg", "wait", "type"]
-_WAIT_UNITS = ("ns", "us", "ms", "s")
+#: perf's adaptive time units (tools/perf/builtin-lock.c, lock_stat_key_print_time(): h, m, s, ms, us,
+#: else an integer of ns) in microseconds, exact as decimals
+_WAIT_US = {"ns": Decimal("0.001"), "us": Decimal(1), "ms": Decimal(1000), "s": Decimal(10**6),
+            "m": Decimal(60 * 10**6), "h": Decimal(3600 * 10**6)}
 _LOCK_TYPE = re.compile(r"^[a-z][\w:-]*$")
+_STACK_ADDRESS = re.compile(r"^0x[0-9a-fA-F]+$")  # perf lock contention -v: a caller's stack, one address a line
+
+
+def _wait_us(value: str, unit: str) -> float:
+    """A wait as printed ('7.11', 'ms') in microseconds, converted in decimal (1.53 ms is 1530 us exactly)."""
+    return float(Decimal(value.replace(",", "")) * _WAIT_US[unit])
+
+
+def _row_follows(words: list[str], i: int, stop: int) -> bool:
+    """A table row's start ('91  204.62 us') stands somewhere in words[i:stop]."""
+    return any(_INTEGER.match(words[k]) and is_number(words[k + 1]) and words[k + 2] in _WAIT_US
+               for k in range(i, stop - 2))
 
 
 def perf_lock_contention(text, **context):
     """``perf lock contention`` tables: ``contended  total wait  max wait  avg
-    wait  type  caller`` (or ``name``/``symbol``/``pid``), one row per lock or
-    call site, waits with their printed unit (ns, us, ms, s). ``... snip ...``
-    lines are skipped. Each table row becomes the metrics lock_contended_count
-    and lock_wait_{total,max,avg}_<unit> with ``call_site`` (the last column),
-    ``lock_type`` and ``item`` (row number, since a caller can repeat).
+    wait  type  caller`` (or ``name``), one row per call site or lock, waits
+    in perf's adaptive units (ns, us, ms, s, m, h). ``... snip ...`` lines
+    and ``-v`` stack addresses are skipped. Each table row becomes the
+    metrics ``lock_contended_count`` and ``lock_wait_total_us``,
+    ``lock_wait_max_us`` and ``lock_wait_avg_us``, every wait converted to
+    microseconds (``printed`` keeps the value and unit as printed), with
+    ``call_site`` (the last column), ``lock_type`` and ``item`` (row number,
+    since a caller can repeat).
+
+    perf's "avg wait" is the total wait over the *contended* acquisitions
+    (``tools/perf/builtin-lock.c``: ``wait_time_total / nr_contended``, or
+    over the ``contention_end`` events; with BPF,
+    ``util/bpf_lock_contention.c`` ``lock_contention_read()``: ``total_time
+    / count``), which is what :class:`mmcost.locks.LockSystem` predicts as
+    ``lock_wait_avg_us``; its per-acquisition mean is
+    ``lock_wait_per_acquisition_us``.
+
+    A line in the table that starts with a number but is not a complete row
+    (a truncated or garbled row) is a :class:`ParseError` naming its line
+    and text; prose after the table ends it.
     """
     fmt = "perf_lock_contention"
     toks = tokens(fmt, text)
     words = [t.text for t in toks]
+    # an archive's folded text has one line: rows are then read by their tokens alone
+    folded = len({t.line for t in toks}) == 1
     starts = [k for k in range(len(words)) if words[k : k + len(_LOCK_HEADER)] == _LOCK_HEADER]
     if not starts:
         raise ParseError(fmt, None, "no 'contended total wait max wait avg wait type' header found")
+
+    def line_text(line: int) -> str:
+        return " ".join(t.text for t in toks if t.line == line)
+
+    def whole_line(i: int, n: int) -> bool:
+        """Tokens i .. i+n-1 are one whole line of the text."""
+        line = toks[i].line
+        return ((i == 0 or toks[i - 1].line != line) and toks[i + n - 1].line == line
+                and (i + n == len(toks) or toks[i + n].line != line))
+
     rows: list[dict] = []
     item = 0
     for block, h in enumerate(starts):
@@ -129,26 +172,31 @@ def perf_lock_contention(text, **context):
         stop = starts[block + 1] if block + 1 < len(starts) else len(toks)
         n_before = len(rows)
         while i < stop:
-            w = words[i : i + 9]
+            w = words[i : min(i + 9, stop)]
+            line = toks[i].line
             if w[:3] == ["...", "snip", "..."]:
                 i += 3
                 continue
-            if len(w) == 9 and _INTEGER.match(w[0]) and all(
-                is_number(w[k]) and w[k + 1] in _WAIT_UNITS for k in (1, 3, 5)
-            ) and _LOCK_TYPE.match(w[7]):
-                line = toks[i].line
+            if not folded and len(rows) > n_before and _STACK_ADDRESS.match(w[0]):
+                while i < stop and toks[i].line == line:  # '0xffffffff81a2b3c4  _raw_spin_lock+0x1f'
+                    i += 1
+                continue
+            if (len(w) == 9 and _INTEGER.match(w[0])
+                    and all(is_number(w[k]) and w[k + 1] in _WAIT_US for k in (1, 3, 5))
+                    and _LOCK_TYPE.match(w[7]) and not is_number(w[8]) and (folded or whole_line(i, 9))):
                 base = dict(call_site=w[8], lock_type=w[7], item=item, block=block, line=line)
                 rows.append(dict(base, metric="lock_contended_count", unit="count", value=number(w[0]), printed=w[0]))
                 for k, what in ((1, "total"), (3, "max"), (5, "avg")):
-                    rows.append(dict(base, metric=f"lock_wait_{what}_{w[k + 1]}", unit=w[k + 1], value=number(w[k]),
+                    rows.append(dict(base, metric=f"lock_wait_{what}_us", unit="us", value=_wait_us(w[k], w[k + 1]),
                                      printed=f"{w[k]} {w[k + 1]}"))
                 item += 1
                 i += 9
                 continue
-            if len(rows) == n_before or _INTEGER.match(words[i]):
-                # before the first row nothing else may stand; a number that
-                # does not start a full row is a garbled or truncated row
-                raise ParseError(fmt, toks[i].line, f"unreadable table row starting at {words[i]!r}")
+            if len(rows) == n_before or is_number(words[i]) or _row_follows(words, i + 1, stop):
+                # before the first row nothing else may stand; a line that starts with a number and is
+                # not a whole row, or any line with rows after it, is a truncated or garbled row
+                where = f"{words[i]!r}" if folded else f"{line_text(line)!r}"
+                raise ParseError(fmt, line, f"truncated or garbled table row: {where}")
             break  # prose after the table ends it
         if len(rows) == n_before:
             raise ParseError(fmt, toks[h].line, "table header without rows")

@@ -75,10 +75,10 @@ class SwapAllocLocksCover(Study):
         lock = df[df["experiment"] == "perf_lock_before_series"]
         lock = lock.pivot_table(index=["item", "call_site"], columns="metric", values="printed", aggfunc="first",
                                 sort=False).reset_index()
-        wait = lock.get("lock_wait_avg_ms", pd.Series(pd.NA, index=lock.index))
+        # the waits as perf printed them (each in its own unit; the values are in us)
         lock_table = pd.DataFrame({"call site": lock["call_site"], "contended": lock["lock_contended_count"],
-                                   "avg wait": wait.fillna(lock.get("lock_wait_avg_us")),
-                                   "max wait": lock["lock_wait_max_ms"], "total wait": lock["lock_wait_total_s"]})
+                                   "avg wait": lock["lock_wait_avg_us"], "max wait": lock["lock_wait_max_us"],
+                                   "total wait": lock["lock_wait_total_us"]})
         c = df[df["experiment"] == "make_j96"].pivot_table(index="metric", columns="variant", values="value",
                                                            sort=False).reset_index()
         mb = df[(df["experiment"] == "swap_microbench_4g_zero") & df["item"].notna()]
