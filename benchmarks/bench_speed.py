@@ -103,7 +103,7 @@ def band_rows() -> pd.DataFrame:
 
 
 def band(fit, rows):
-    fit.predict(rows, interval=0.9, n_samples=300, seed=1)
+    fit.predict(rows, level=0.9, n_samples=300, seed=1)
 
 
 @contextmanager

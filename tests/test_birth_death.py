@@ -160,3 +160,35 @@ def test_ten_thousand_cpus_finite_source_equals_machine_repairman():
     mr = queueing.machine_repairman(n, z, s).iloc[0]
     assert r.throughput == pytest.approx(mr["throughput"], rel=1e-9)
     assert r.mean_number == pytest.approx(mr["queue_length"], rel=1e-9)
+
+
+def exact_response_time(lam, mu, digits=40):
+    """W = L / X = sum_k k w_k / sum_k w_k mu_{k-1} in mpmath (whose exponent
+    range is unbounded): the reference where L and X lie below a double."""
+    import mpmath
+
+    with mpmath.workdps(digits):
+        w, num, den = mpmath.mpf(1), mpmath.mpf(0), mpmath.mpf(0)
+        for k, (a, b) in enumerate(zip(lam, mu), start=1):
+            w = w * mpmath.mpf(float(a)) / mpmath.mpf(float(b))
+            num += k * w
+            den += w * mpmath.mpf(float(b))
+        return num / den
+
+
+def test_response_time_where_mean_number_underflows_by_hand():
+    # One customer at most: W is the service time 1/mu = 1e-182, although
+    # L = pi_1 ~ 1e-424 and X = 1e-242 x pi_0 are far apart in a double.
+    r = queueing.birth_death([1e-242], [1e182])
+    assert r.response_time == pytest.approx(1e-182, rel=1e-12, abs=0)
+
+
+def test_response_time_with_rates_spanning_424_orders_against_mpmath():
+    # 200 short chains with rates log-uniform in 1e-242..1e182 (issue 31's
+    # range): in some, L and X are below a double while W = L / X is not.
+    for seed in range(200):
+        rng = np.random.default_rng([seed, 31])
+        n = int(rng.integers(1, 8))
+        lam, mu = 10 ** rng.uniform(-242, 182, n), 10 ** rng.uniform(-242, 182, n)
+        r = queueing.birth_death(lam, mu)
+        assert r.response_time == pytest.approx(float(exact_response_time(lam, mu)), rel=1e-11, abs=0), seed

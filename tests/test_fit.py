@@ -3,11 +3,13 @@
 import pickle
 import warnings
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from mmcost.fit import NotIdentifiableWarning
+from mmcost.fit import NotIdentifiableWarning, PoorFitWarning
 from mmcost.model import Parameter, Prior
 from models_for_tests import DecayModel, LinearModel, ProductModel, SpeedupModel
 
@@ -80,18 +82,21 @@ def test_bootstrap_spread_matches_covariance():
 def test_prediction_band_matches_linear_theory():
     f = LinearModel().fit(linear_data(4))
     x = np.array([0.0, 6.0, 30.0])
-    pred = f.predict(pd.DataFrame({"metric": "runtime_s", "cpus": x}), interval=0.9, n_samples=20000, seed=3)
+    pred = f.predict(pd.DataFrame({"metric": "runtime_s", "cpus": x}), level=0.9, n_samples=20000, seed=3)
     g = np.column_stack([np.ones_like(x), x])
     sd = np.sqrt(np.einsum("ij,jk,ik->i", g, f.covariance.to_numpy(), g))
     np.testing.assert_allclose((pred["hi"] - pred["lo"]) / (2 * 1.6449 * sd), 1.0, rtol=0.05)
     np.testing.assert_allclose(pred["best"], f.params["c0_s"] + f.params["c1_s_per_cpu"] * x, rtol=1e-12)
-    assert list(pred.columns) == ["metric", "cpus", "best", "mean", "lo", "hi"]
+    assert list(pred.columns) == ["metric", "cpus", "best", "mean", "lo", "hi", "dropped_draws"]
+    assert (pred["dropped_draws"] == 0).all()
 
 
 def test_priors_pull_and_need_a_source():
     df = linear_data(5)
     free = LinearModel().fit(df)
-    tight = LinearModel().with_parameters(c1_s_per_cpu=dict(prior=Prior(1.5, 1e-4, "test: a deliberately wrong literature value"))).fit(df)
+    wrong = LinearModel().with_parameters(c1_s_per_cpu=dict(prior=Prior(1.5, 1e-4, "test: a deliberately wrong literature value")))
+    with pytest.warns(PoorFitWarning):  # the prior drags the slope off the data
+        tight = wrong.fit(df)
     assert tight.params["c1_s_per_cpu"] == pytest.approx(1.5, abs=1e-3)
     assert tight.chi2 > free.chi2 * 10
     assert "deliberately wrong" in str(tight)
@@ -139,7 +144,8 @@ def test_change_pct_rows_are_derived_from_the_baseline_row():
 def test_sigma_sources():
     df = pd.DataFrame({"metric": "runtime_s", "cpus": X[:4], "value": [10.0, 20, 30, 0.0],
                        "stddev": [1.0, np.nan, np.nan, np.nan], "stddev_pct": [np.nan, 5.0, np.nan, np.nan]})
-    r = LinearModel().fit(df).residuals
+    with pytest.warns(PoorFitWarning):  # 10, 20, 30, 0 is no line
+        r = LinearModel().fit(df).residuals
     assert list(r["sigma_source"]) == ["stddev", "stddev_pct", "default 5%", "default 5%"]
     np.testing.assert_allclose(r["sigma"][:3], [1.0, 1.0, 1.5])
     assert r["sigma"][3] > 0  # a published zero still gets a scale
@@ -172,8 +178,8 @@ def test_bad_parameters_and_types():
     with pytest.raises(ValueError, match="no free parameter"):
         LinearModel().fixed("c0_s", "c1_s_per_cpu").fit(linear_data(1))
     f = LinearModel().fit(linear_data(1))
-    with pytest.raises(ValueError, match="interval"):
-        f.predict(pd.DataFrame({"metric": ["runtime_s"], "cpus": [1]}), interval=1.5)
+    with pytest.raises(ValueError, match="level"):
+        f.predict(pd.DataFrame({"metric": ["runtime_s"], "cpus": [1]}), level=1.5)
     with pytest.raises(ValueError, match="bootstrap"):
         f.predict(pd.DataFrame({"metric": ["runtime_s"], "cpus": [1]}), method="bootstrap")
 
@@ -257,7 +263,9 @@ def test_a_covariance_rounding_left_indefinite_still_draws():
 
 def test_a_fit_out_of_evaluations_warns_instead_of_failing():
     """Five exact USL points over a 4% range of N: three coefficients along a
-    flat valley. SciPy runs out of evaluations; the fit says what that means."""
+    flat valley. From a naive start (lam = X/N at the smallest N; the USL's
+    own analytic start would land on the coefficients) SciPy runs out of
+    evaluations; the fit says what that means."""
     from mmcost.usl import UslModel
 
     n = np.array([138.0, 139, 141, 143, 144])
@@ -265,7 +273,130 @@ def test_a_fit_out_of_evaluations_warns_instead_of_failing():
                        "stddev_pct": 1.0})
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        fit = UslModel().fit(df)
+        fit = UslModel().fit(df, x0={"lam": float(df["value"].iloc[0] / n[0])})
     assert any(issubclass(w.category, NotIdentifiableWarning) and "not identified" in str(w.message) for w in seen)
     assert any("evaluations" in w for w in fit.warnings)
     assert fit.residuals["pull"].abs().max() < 0.1  # it still reproduces the data
+
+
+def test_a_band_drops_the_draws_whose_change_baseline_is_zero_and_says_how_many():
+    """c0 has the bound 0 and a best value a standard error above it, so the band's clipped draws
+    put some at exactly 0: a change against cpus=0 (baseline c0) is not finite there. Those draws
+    are dropped for that row only, counted, and warned about (more than 5%); the band is the
+    quantiles of the other draws."""
+    from mmcost.fit import InfeasibleDrawsWarning
+
+    rng = np.random.default_rng(1)
+    f = LinearModel().with_parameters(c0_s=dict(lower=0.0)).fit(data(0.1 + 0.7 * X + rng.normal(0, 0.3, X.size), 0.3))
+    assert 0 < f.params["c0_s"] < 2 * f.stderr["c0_s"]
+    ask = pd.DataFrame({"metric": ["runtime_s_change_pct", "runtime_s"], "cpus": [4.0, 4.0], "baseline_cpus": [0.0, np.nan],
+                        "variant": "x", "baseline": "x"})
+    n, seed = 400, 2
+    draws = f.sample_params(n, seed)
+    zero = draws["c0_s"].to_numpy() == 0.0  # the hand rule: a baseline c0 + c1 * 0 of exactly 0
+    assert zero.mean() > 0.05
+    with pytest.warns(InfeasibleDrawsWarning, match=rf"{zero.sum()} of {n} parameter draws .* row 0"):
+        pred = f.predict(ask, n_samples=n, seed=seed)
+    assert list(pred["dropped_draws"]) == [zero.sum(), 0]
+    keep = draws[~zero]
+    change = 100 * (keep["c1_s_per_cpu"] * 4 / keep["c0_s"])  # (c0 + 4 c1) / c0 - 1
+    np.testing.assert_allclose([pred["lo"][0], pred["hi"][0]], np.quantile(change, [0.05, 0.95]), rtol=1e-9)
+    np.testing.assert_allclose(pred["mean"][1], (draws["c0_s"] + 4 * draws["c1_s_per_cpu"]).mean(), rtol=1e-12)
+
+
+def test_a_band_drops_the_draws_a_row_cannot_configure():
+    """zswap charges its pool to the memcg: a drawn compression ratio c at or below W / L (1 GiB
+    written, 700 MiB limit) leaves no room, and that draw is refused. With fixed_priors the
+    ratio is drawn from its prior; the dropped draws are exactly those, in every row."""
+    from mmcost.fit import InfeasibleDrawsWarning
+    from mmcost.swap import SwapModel
+
+    m = SwapModel(swap_device="zswap", memcg_mb=700, bytes_per_process=2**29, processes=2)
+    rows = pd.DataFrame({"metric": "swapout_kib_s", "folio_kb": [4, 64]})
+    fit = m.fit(rows.assign(value=m.evaluate(rows) * 1.01), free=["reclaim_us_per_folio"])
+    n, seed = 100, 3
+    ratio = fit.sample_params(n, seed, fixed_priors=True)["compression_ratio"].to_numpy()
+    refused = int((ratio <= 1024 / 700).sum())
+    assert n * 0.05 < refused < n
+    # (a ratio drawn onto its bound of 1 keeps every page whole: refused naming compression_ratio)
+    refusals = "zswap pool alone|zswap keeping every page at full size"
+    with pytest.warns(InfeasibleDrawsWarning, match=refusals):
+        pred = fit.predict(rows, n_samples=n, seed=seed, fixed_priors=True)
+    assert list(pred["dropped_draws"]) == [refused, refused]
+    assert np.isfinite(pred[["mean", "lo", "hi"]].to_numpy()).all()
+    assert all(re.search(refusals, e) for e in pred.attrs["infeasible"])
+
+
+def test_a_fit_far_above_chi2_dof_1_warns_and_says_what_it_does_to_the_bands():
+    """One impossible point among 12 on a line: chi2/dof far above the limit of 4. With published
+    sigma the errors stay as published (too narrow, the warning says so); with sigma scaled, the
+    stderr is the absolute one times sqrt(chi2/dof), as the warning says."""
+    y = 2.0 + 0.7 * X
+    y[5] += 6.0  # 20 sigma off
+    df = data(y, 0.3)
+    with pytest.warns(PoorFitWarning, match=r"chi2/dof = .* NOT widened") as said:
+        absolute = LinearModel().fit(df)
+    assert absolute.chi2_dof > 4 and "worst row 5" in str(said[0].message)
+    assert any("chi2/dof" in w for w in absolute.warnings)
+    # no stddev published: sigma is the model's stated 5% and the covariance is scaled by chi2/dof
+    unpublished = df.drop(columns="stddev")
+    with pytest.warns(PoorFitWarning, match=r"widened by sqrt\(chi2/dof\)"):
+        scaled = LinearModel().fit(unpublished)
+    k = np.sqrt(scaled.chi2_dof)
+    sigma = 0.05 * y
+    g = np.column_stack([np.ones(X.size), X]) / sigma[:, None]  # weighted design: stderr^2 = diag((G^T G)^-1) chi2/dof
+    np.testing.assert_allclose(np.sqrt(np.diag(np.linalg.inv(g.T @ g))) * k, list(scaled.stderr.values()), rtol=1e-6)
+    with warnings.catch_warnings():  # absolute_sigma=False said: sigma are weights of unknown scale, no test
+        warnings.simplefilter("error")
+        assert LinearModel().fit(df, absolute_sigma=False).chi2_dof > 4
+    # the threshold: chi2/dof > 4 and p < 1%. At 2 dof the outlier gives chi2 = 280 (p ~ 1e-61): warns;
+    # a good fit at 10 dof does not, nor chi2/dof = 5 at 1 dof (p = 2.5%)
+    with pytest.warns(PoorFitWarning):
+        LinearModel().fit(data(y, 0.3).iloc[4:8])
+    three = pd.DataFrame({"metric": "runtime_s", "value": 2.0 + 0.7 * X[:3], "stddev": 0.3, "cpus": X[:3]})
+    three.loc[1, "value"] += 0.3 * np.sqrt(5 * 3 / 2)  # a middle point off by d: chi2 = (2/3) (d / sigma)^2 = 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LinearModel().fit(linear_data(3))
+        assert LinearModel().fit(three).chi2 == pytest.approx(5.0)
+
+
+def test_the_repr_keeps_significant_digits_and_the_html_is_escaped_with_correlations():
+    """A parameter of 3.2e-06 prints as such (rounding to 6 decimals printed 3e-06); names, units
+    and prior sources with HTML in them are escaped; the correlation matrix is in the HTML and
+    its off-diagonal entry is the closed form of a straight line's fit, -sum(x) / sqrt(n sum(x^2))."""
+    f = LinearModel().fit(data(3.2e-6 + 0.7 * X, 0.3))
+    from dataclasses import replace
+
+    f = replace(f, model=f.model.with_parameters(c0_s=3.2e-6))
+    assert "'c0_s': 3.2e-06" in repr(f)
+    src = "<script>alert('x')</script> & co"
+    g = LinearModel().with_parameters(c1_s_per_cpu=dict(prior=Prior(0.7, 0.5, src), unit="s/<cpu>")).fit(linear_data(7))
+    html = g._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html and "s/&lt;cpu&gt;" in html and "&amp; co" in html
+    r = -X.sum() / np.sqrt(X.size * (X**2).sum())  # equal weights, no prior: corr(c0, c1) of the design
+    f = LinearModel().fit(linear_data(7))
+    assert "correlations" in f._repr_html_() and f"{r:+.3f}" in f._repr_html_()
+
+
+def test_one_spelling_for_a_band_and_the_old_keyword_still_works_with_a_deprecation():
+    """level (0.9) and lo/hi everywhere; predict(interval=...) and plot.scaling(interval=...) give
+    the same band as level=... with a DeprecationWarning; both at once is refused."""
+    import matplotlib
+
+    from mmcost import plot
+
+    matplotlib.use("Agg")
+    f = LinearModel().fit(linear_data(2))
+    ask = pd.DataFrame({"metric": "runtime_s", "cpus": [3.0, 30.0]})
+    new = f.predict(ask, level=0.8, n_samples=200, seed=1)
+    with pytest.warns(DeprecationWarning, match="interval= is deprecated, use level="):
+        old = f.predict(ask, interval=0.8, n_samples=200, seed=1)
+    pd.testing.assert_frame_equal(new, old)
+    sd = np.std(f.sample_params(200, seed=1).to_numpy() @ np.array([[1.0, 1.0], [3.0, 30.0]]), axis=0)
+    assert ((new["hi"] - new["lo"]) / (2 * 1.2816 * sd)).between(0.8, 1.2).all()  # an 80% band, not 90%
+    with pytest.raises(TypeError, match="not both"), pytest.warns(DeprecationWarning):
+        f.predict(ask, level=0.8, interval=0.9)
+    with pytest.warns(DeprecationWarning, match="scaling"):
+        fig = plot.scaling(f, "cpus", interval=0.8, n_samples=20)
+    assert "80% band" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]

@@ -354,3 +354,23 @@ def test_a_lock_band_solves_each_row_s_draws_without_copies(name, monkeypatch):
     together = base.plan(rows).many(thetas)
     assert len(copies) <= len(rows), "a draw was copied"
     assert together == pytest.approx(alone, rel=1e-12)
+
+
+def test_find_root_without_a_sign_change_returns_the_end_that_is_the_fixed_point():
+    """Issue 31: a decreasing excess g(x) - x that keeps its sign over the bracket has its fixed point
+    clipped to an end: hi where the excess is >= 0 there (+7e-15 of rounding at a fixed point that sits at
+    hi), lo where it is <= 0 at lo. Brent's and Chandrupatla's raised instead."""
+    shift = np.array([1e-15, 0.0, -0.25, 3.0, -2.0, -1e-15])  # excess 1 - x + shift - 1 on [0, 1]: root at shift
+
+    def f(x):
+        return shift - x
+
+    want = np.clip(shift, 0.0, 1.0)
+    np.testing.assert_allclose(lanes.find_root(f, 0.0, 1.0, shift.size, xatol=1e-13), want, rtol=0, atol=1e-12)
+    for s, w in zip(shift, want):
+        assert lanes.find_root(lambda x, s=s: s - x, 0.0, 1.0, None, xatol=1e-13) == pytest.approx(w, abs=1e-12)
+    assert lanes.find_root(lambda x: 1.0 + 1e-15 - x, 0.0, 1.0, None, xatol=1e-13) == 1.0
+    # a root inside the bracket: as before
+    inside = np.array([0.3, 1 + 7e-15, 0.7])
+    got = lanes.find_root(lambda x: inside - x, 0.0, 1.0, 3, xatol=1e-13)
+    np.testing.assert_allclose(got, [0.3, 1.0, 0.7], rtol=0, atol=1e-12)

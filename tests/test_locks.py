@@ -124,7 +124,7 @@ def test_ctrl_c_stops_cleanly():
     timer.start()
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        s.simulate(ops=3 * 10**9, replications=4, threads=2, progress=False)
+        s.simulate(ops=3 * 10**7, replications=64, threads=2, progress=False)  # a minute of work, unless stopped
     assert time.monotonic() - t0 < 5
     timer.join()
     assert threading.active_count() == before
@@ -267,7 +267,7 @@ def test_sizes_are_refused_at_once_naming_the_field():
     with pytest.raises(ValueError, match=r"^locks\[1\].partitions = .* is above the limit"):
         LockSystem(4, (Lock("L"), Lock("M", partitions=2**62)), (Work(E(1.0)), Critical("M", "cs", E(0.1))))
     with pytest.raises(ValueError, match=r"^locks' partitions in all"):
-        LockSystem(4, (Lock("L", partitions=600_000), Lock("M", partitions=600_000)), (Critical("M", "cs", E(0.1)),))
+        LockSystem(4, (Lock("L", partitions=60_000), Lock("M", partitions=60_000)), (Critical("M", "cs", E(0.1)),))
     with pytest.raises(ValueError, match=r"^cpus x partitions"):  # the DES's wait queues: a slot per CPU and partition
         LockSystem(10**6, (Lock("L", partitions=100),), (Work(E(1.0)), Critical("L", "cs", E(0.1)))).simulate(progress=False)
     assert time.monotonic() - t0 < 2
@@ -437,3 +437,13 @@ def test_result_tables_equal_frames_built_row_by_row():
                                      columns=[index, *cols]).set_index(index)
             pd.testing.assert_frame_equal(table, reference, check_dtype=False)
             assert table.dtypes[[c for c in cols if c != "lock"]].eq(float).all()
+
+
+def test_interrupts_that_take_a_whole_cpu_are_refused():
+    """Issue 31: interrupts taking 200% of each CPU solved, at 645k operations/s."""
+    stages = (Work(E(1.0)), Critical("L", "cs", E(0.5)))
+    with pytest.raises(ValueError, match=r"^irq_rate_per_us x irq_service_us = 2\.0: interrupts would take all"):
+        LockSystem(4, (Lock("L"),), stages, irq_rate_per_us=2.0, irq_service_us=1.0)
+    with pytest.raises(ValueError, match="irq_rate_per_us x irq_service_us = 1.0"):
+        LockSystem(4, (Lock("L"),), stages, irq_rate_per_us=0.5, irq_service_us=2.0)
+    LockSystem(4, (Lock("L"),), stages, irq_rate_per_us=0.5, irq_service_us=1.0).analytic()  # half a CPU: solves

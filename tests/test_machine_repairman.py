@@ -59,3 +59,54 @@ def test_scalar_and_array_n():
 def test_bad_input(args, exc, field):
     with pytest.raises(exc, match=field):
         queueing.machine_repairman(*args)
+
+
+def mp_closed_form(n: int, z: float, s: float):
+    """(X, R, U, Q) of M/M/1//N from p0 = [sum_k N!/(N-k)! (S/Z)^k]^-1
+    (Kleinrock 1975, sec. 3.8) with R = N/X - Z and Q = X R, at 1300 digits:
+    N/X - Z cancels some 600 of them when Z = 1e308 and S = 1e-308."""
+    import mpmath
+
+    with mpmath.workdps(1300):
+        z_, s_ = mpmath.mpf(z), mpmath.mpf(s)
+        if z == 0:
+            u = mpmath.mpf(1)
+        else:
+            r = s_ / z_  # U = 1 - p0 = T / (1 + T), T the sum's terms k >= 1: no 1 - p0 cancellation
+            t = mpmath.fsum(mpmath.factorial(n) / mpmath.factorial(n - k) * r**k for k in range(1, n + 1))
+            u = t / (1 + t)
+        x = u / s_
+        resp = n / x - z_
+        return x, resp, u, x * resp
+
+
+@pytest.mark.parametrize(
+    "ns,z,s",
+    [
+        ([1], 1.0, 1e308),  # S at the top of the double range: X subnormal, R = S
+        ([1, 2, 5], 1e308, 1e-308),  # Z/S = 1e616 overflows: every customer thinking
+        ([1, 2, 5, 30], 1e308, 1.0),
+        ([1, 2, 10], 1e300, 3e299),
+        ([1, 2, 5], 1e-300, 1e300),  # Z/S underflows: the server always busy
+        ([1, 3, 40], 7e-300, 2e-300),  # X near the top of the double range
+    ],
+)
+def test_extreme_but_valid_times_against_mpmath(ns, z, s):
+    df = queueing.machine_repairman(ns, z, s)
+    assert np.isfinite(df.to_numpy()).all()
+    for n in ns:
+        x, resp, u, q = (float(v) for v in mp_closed_form(n, z, s))
+        got = df.loc[n]
+        assert got["throughput"] == pytest.approx(x, rel=1e-12)
+        assert got["response_time"] == pytest.approx(resp, rel=1e-12)
+        assert got["utilization"] == pytest.approx(u, rel=1e-12, abs=1e-300)
+        assert got["queue_length"] == pytest.approx(q, rel=1e-12, abs=1e-300)
+
+
+def test_unrepresentable_response_time_names_service_time():
+    # n = 2, S = 1e308: R = S (1 + U(1)) ~ 2e308 is beyond a double: an error, not inf.
+    with pytest.raises(ValueError, match="service_time"):
+        queueing.machine_repairman([1, 2], 1.0, 1e308)
+    # subnormal times: X ~ 1 / 9e-310 is beyond a double
+    with pytest.raises(ValueError, match="service_time"):
+        queueing.machine_repairman([1, 3], 7e-310, 2e-310)

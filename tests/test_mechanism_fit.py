@@ -47,7 +47,7 @@ def test_swap_model_recovers_its_costs_from_varied_configurations():
     ask = pd.DataFrame([dict(metric="swapout_kib_s", folio_kb=kb, processes=p, cpus=c, swap_device="zram",
                              virtualized=True, memcg_mb=m, bytes_per_process=2**30)
                         for kb, p, c, m in ((32, 3, 2, 512), (128, 8, 4, 1024), (4, 16, 8, 2048))])
-    pred = fit.predict(ask, interval=0.9, n_samples=60)
+    pred = fit.predict(ask, level=0.9, n_samples=60)
     assert (pred["lo"] <= pred["best"]).all() and (pred["best"] <= pred["hi"]).all() and (pred["lo"] > 0).all()
 
 
@@ -66,8 +66,8 @@ def test_a_users_usemem_frame_fits_with_the_default_free_set():
     ask = pd.DataFrame([dict(metric="usemem_throughput_kib_s", folio_kb=kb, processes=p, cpus=2, memcg_mb=m,
                              bytes_per_process=1536 * 2**20, swap_device="zram", virtualized=True, arch="x86")
                         for kb, p, m in ((32, 1, 384), (128, 3, 768), (256, 2, 1024))])
-    pred = fit.predict(ask, interval=0.9, n_samples=60)
-    assert list(pred.columns[-4:]) == ["best", "mean", "lo", "hi"] and (pred["hi"] > pred["lo"]).all()
+    pred = fit.predict(ask, level=0.9, n_samples=60)
+    assert list(pred.columns[-5:]) == ["best", "mean", "lo", "hi", "dropped_draws"] and (pred["hi"] > pred["lo"]).all()
     # the summary does not report a class default that every row overrode as a fixed value
     text = fit.summary()
     fixed = text[text.index("(fixed)"):]
@@ -237,3 +237,116 @@ def test_changes_to_a_whole_field_and_its_leaves_apply_in_order():
         assert _set_many(Outer(), changes) == expected
     assert _set_many(Outer(), [(a, 1.0), (inner, Inner(5.0, 6.0)), (b, 2.0)]) == Outer(Inner(5.0, 2.0))
     assert _set_many(Outer(), [(second_b, 3.0)]).pair == (Inner(), Inner(0.0, 3.0))
+
+
+def test_no_bundled_study_variant_pins_a_switch_a_kernel_column_sets():
+    """A study's kernel variants name their kernel (patches after '+'), so a row's kernel column
+    sets every switch; only what no kernel has (migrc's deferred flushing) is set as a field."""
+    from mmcost import studies
+    from mmcost.mechanism import Mechanism
+    from mmcost.swap_alloc_lock import SwapAllocLockModel
+
+    with_model = [studies.get(name) for name in studies.names() if studies.get(name).mechanism is not type(None)]
+    models = [s.model() for s in with_model] + [SwapAllocLockModel()]  # (a study that fits nothing has no model)
+    models = [m for m in models if isinstance(m, Mechanism)]  # (a study of a table model has no switches)
+    assert len(models) >= 10
+    for m in models:
+        switches = {n for n, lf in m.leaves.items() if lf.knob.kernel}
+        for name, over in m.variants.items():
+            assert not switches & set(over), (m.name, name, over)
+            assert over.get("policy") in (None, "deferred"), (m.name, name, over)
+
+
+def test_a_row_kernel_overrides_a_study_variant_and_the_model():
+    """migrc's 'before' is v6.9 itself: a row with kernel 6.2 flushes per PTE (before v6.3), a row
+    that also sets the switch keeps it; the 'per-folio' counterfactual is v6.9 without the batch."""
+    from mmcost import studies
+
+    m = studies.get("migrc_tlb").model()
+    policy = {k: m.configure(variant=v, **extra).flush_policy.value for k, v, extra in (
+        ("before", "before", {}), ("before 6.2", "before", {"kernel": "6.2"}), ("per-folio", "per-folio", {}),
+        ("6.2, switch on", "before", {"kernel": "6.2", "batched_migration_flush": True}),
+        ("after 6.2", "after", {"kernel": "6.2"}))}
+    assert policy == {"before": "batched", "before 6.2": "immediate", "per-folio": "immediate",
+                      "6.2, switch on": "batched", "after 6.2": "deferred"}
+
+
+def test_a_configuration_column_is_bounded_by_the_field_not_by_a_fits_parameter_bounds():
+    """A study narrows a fitted rate to [0.5, 5e7] and a prior's rate to <= 200/s: a row asking
+    about 0.1 demotions/s or 500 other rounds/s is a configuration, answered as the unbounded
+    mechanism answers it; only the field's own validation (a rate >= 0) refuses a row."""
+    truth = dict(demotion_rate_per_s=3e4)
+    narrow = dict(demotion_rate_per_s=dict(value=5e4, lower=0.5, upper=5e7),
+                  other_round_rate_per_s=dict(value=2.0, upper=200.0))
+    gen = TlbModel(work_s=100.0).set(**truth)
+    rows = pd.DataFrame([dict(metric="tlb_shootdowns_per_s", cpus=n, policy=pol)
+                         for n in (4, 16, 64) for pol in ("immediate", "batched")])
+    fit = TlbModel(work_s=100.0).with_parameters(**narrow).fit(synthetic(gen, rows), free=list(truth))
+    ask = pd.DataFrame([dict(metric="tlb_shootdowns_per_s", cpus=16, policy="batched", demotion_rate_per_s=0.1),
+                        dict(metric="tlb_shootdowns_per_s", cpus=16, policy="batched", other_round_rate_per_s=500.0)])
+    pred = fit.predict(ask, n_samples=20)
+    plain = TlbModel(work_s=100.0).set(**fit.model.values())  # the mechanism's own bounds only
+    want = [plain.set(cpus=16, policy="batched", demotion_rate_per_s=0.1).solve()["tlb_shootdowns_per_s"],
+            plain.set(cpus=16, policy="batched", other_round_rate_per_s=500.0).solve()["tlb_shootdowns_per_s"]]
+    np.testing.assert_allclose(pred["best"], want, rtol=1e-12)
+    assert pred["lo"].iloc[0] == pred["hi"].iloc[0] == pred["best"].iloc[0]  # the row sets the only free parameter
+    with pytest.raises(ValueError, match="demotion_rate_per_s"):
+        fit.predict(ask.assign(demotion_rate_per_s=-1.0), n_samples=2)
+    with pytest.raises(ValueError, match="demotion_rate_per_s"):  # a parameter's value keeps its bounds
+        fit.model.with_parameters(demotion_rate_per_s=0.1)
+
+
+def test_a_row_says_no_memcg_limit_and_no_cpu_preset_with_none():
+    """An empty cell keeps the fit's memcg limit and CPU; "none" (or inf for memcg_mb, in a CSV
+    column too) means no memcg limit (global reclaim at the row's swapped_share) and the arch's
+    generic CPU preset, through a fit's predict frame."""
+    import io
+
+    truth = dict(reclaim_us_per_folio=4.5)
+    base = SwapModel(cpu_model="ampere-altra", memcg_mb=512, bytes_per_process=2**30)
+    rows = pd.DataFrame([dict(metric="swapout_kib_s", folio_kb=kb, processes=p) for kb in (4, 64) for p in (1, 2)])
+    fit = base.fit(synthetic(base.set(**truth), rows), free=list(truth))
+    ask = pd.read_csv(io.StringIO("metric,memcg_mb,swapped_share,cpu_model\n"
+                                  "swapout_kib_s,,,\n"             # the fit's own: 512 MiB, Altra
+                                  "swapout_kib_s,none,0.5,\n"      # global reclaim, half the bytes swapped
+                                  "swapout_kib_s,inf,0.5,\n"       # the same, spelled as no limit
+                                  "swapout_kib_s,256,,none\n"))    # a number in a column of strings; generic arm64
+    pred = fit.predict(ask, n_samples=10)
+    m = fit.model
+    assert m.cpu_model == "ampere-altra" and m.memcg_mb == 512
+    want = [m.solve()["swapout_kib_s"],
+            m.set(memcg_mb=None, swapped_share=0.5).solve()["swapout_kib_s"],
+            m.set(memcg_mb=None, swapped_share=0.5).solve()["swapout_kib_s"],
+            m.set(memcg_mb=256.0, cpu_model=None).solve()["swapout_kib_s"]]
+    np.testing.assert_allclose(pred["best"], want, rtol=1e-12)
+    assert m.set(cpu_model=None).arch == "arm64" and m.set(cpu_model=None).cpu_model is None
+    assert len(set(np.round(pred["best"], 6))) == 3  # none differs from the empty cell
+    with pytest.raises(ValueError, match="processes"):  # a field that has no None refuses "none"
+        fit.predict(ask.assign(processes="none"), n_samples=2)
+
+
+def test_a_column_the_mechanism_ignores_warns_with_the_closest_field_names():
+    import warnings
+
+    from mmcost.model import UnknownColumnWarning
+
+    m = SwapModel()
+    rows = pd.DataFrame({"metric": ["swapout_kib_s"] * 2, "folio_kib": [64, 64], "swap_table": [True, False]})
+    with pytest.warns(UnknownColumnWarning, match=r"'folio_kib' \(closest: folio_kb\).*'swap_table'"):
+        typo = m.evaluate(rows)
+    assert (typo == m.solve()["swapout_kib_s"]).all()  # what the warning says: the columns changed nothing
+    data = synthetic(m, pd.DataFrame({"metric": ["swapout_kib_s"] * 2, "folio_kb": [4, 64]}))
+    with pytest.warns(UnknownColumnWarning, match="folio_kib") as said:
+        fit = m.fit(data.assign(folio_kib=64), free=["reclaim_us_per_folio"])
+    assert len([w for w in said if w.category is UnknownColumnWarning]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit.residuals, fit.loo()  # said once, by the fit
+        # every column a mechanism reads or the schema knows: fields, variant, baseline_<field>, the
+        # schema's own (numa_nodes, experiment, note), a fit's outputs, labels; LockSystem's lock column
+        known = data.assign(experiment="e", variant="base", baseline="base", baseline_folio_kb=4, note="",
+                            numa_nodes=1, scenario="mine", best=0.0)
+        fit.predict(known, n_samples=2)
+        LockSystem().evaluate(pd.DataFrame({"metric": ["lock_wait_avg_us"], "cpus": [4], "lock": ["lock"]}))
+    with pytest.warns(UnknownColumnWarning, match="'lock'"):  # a SwapModel reads no lock column
+        fit.predict(known.assign(lock="x"), n_samples=2)

@@ -83,7 +83,7 @@ def test_simulated_solver_reproduces_the_fitted_counts(fit):
     for variant in ("before", "after"):
         tm = fit.model.configure(variant=variant)
         a, s = tm.analytic(), tm.simulate(horizon_s=20, replications=8, seed=2026, progress=False)
-        lo, hi = s.rates.loc["shootdowns", ["ci_low", "ci_high"]]
+        lo, hi = s.rates.loc["shootdowns", ["lo", "hi"]]
         assert lo <= a.rate("shootdowns") <= hi
 
 

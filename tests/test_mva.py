@@ -123,3 +123,57 @@ def test_core_rejects_bad_input_without_crashing():
         _core.queueing.mva([1.0], [1.0], 1.0, -5)
     with pytest.raises(ValueError, match="visits"):
         _core.queueing.mva([1.0, 1.0], [1.0], 1.0, 3)
+
+
+def test_residual_life_single_deterministic_station_by_hand():
+    # One station of deterministic service D = 1, no think time: the server
+    # never idles, so X = 1/D and all n customers are at the station. The
+    # residual-life recursion alone gives R(2) = 1.5 and X = 4/3 > 1/D; with
+    # the clamp, Little's law over the network puts both customers there.
+    df = queueing.mva([1.0], 0.0, 4, scv=[0.0])
+    np.testing.assert_allclose(df["throughput"], 1.0, rtol=1e-15)
+    np.testing.assert_allclose(df["queue_length_0"], [1.0, 2.0, 3.0, 4.0], rtol=1e-15)
+    np.testing.assert_allclose(df["response_time"], [1.0, 2.0, 3.0, 4.0], rtol=1e-15)
+
+
+def test_residual_life_mva_keeps_littles_law_and_the_bounds():
+    # Random networks with non-exponential service: whatever the approximation
+    # gives, it must be a consistent state of the network (Denning & Buzen,
+    # Computing Surveys 10(3), 1978): N = X (Z + R) over the network,
+    # Q_k = X R_k per station, U_k = X D_k <= 1, X <= n / (D + Z), R_k >= D_k.
+    rng = np.random.default_rng(20260131)
+    for _ in range(300):
+        k = int(rng.integers(1, 5))
+        d = rng.uniform(0.0, 2.0, k) * (rng.random(k) < 0.9)
+        if d.sum() == 0:
+            d[0] = 1.0
+        z = float(rng.choice([0.0, rng.uniform(0, 5)]))
+        scv = rng.choice([0.0, 0.25, 0.5, 1.0, 2.0, 4.0], k)
+        n = int(rng.integers(1, 30))
+        df = queueing.mva(d, z, n, scv=scv)
+        pop = df.index.to_numpy(float)
+        x = df["throughput"].to_numpy()
+        q = df[[f"queue_length_{i}" for i in range(k)]].to_numpy()
+        r = df[[f"residence_time_{i}" for i in range(k)]].to_numpy()
+        np.testing.assert_allclose(q.sum(axis=1) + x * z, pop, rtol=1e-12)
+        np.testing.assert_allclose(x * (z + df["response_time"].to_numpy()), pop, rtol=1e-12)
+        np.testing.assert_allclose(x[:, None] * r, q, rtol=1e-12, atol=1e-300)
+        assert np.all(x[:, None] * d <= 1 + 1e-12)
+        assert np.all(x <= pop / (d.sum() + z) * (1 + 1e-12))
+        assert np.all(r >= d * (1 - 1e-12))
+
+
+def test_scv_one_is_exact_mva_unchanged():
+    # scv = 1 everywhere is exponential service: the exact recursion, bit for
+    # bit, and Buzen's convolution algorithm agrees.
+    d, z, n = [0.3, 0.2, 0.1], 2.0, 40
+    exact = queueing.mva(d, z, n)
+    pd.testing.assert_frame_equal(queueing.mva(d, z, n, scv=[1.0, 1.0, 1.0]), exact, rtol=0, atol=0)
+    np.testing.assert_allclose(exact["throughput"].to_numpy(), convolution_throughput(d, z, n), rtol=1e-9)
+
+
+def test_station_count_has_a_size_limit():
+    # Each station is four columns of the table: 10^6 stations took 70 s to
+    # tabulate; above 10^4 the call is refused before anything is solved.
+    with pytest.raises(ValueError, match=r"len\(demands\) = 2e\+04 is above the limit of 1e\+04"):
+        queueing.mva(np.ones(20_000), 1.0, 1)

@@ -5,6 +5,7 @@ Expected values are typed from the sample text, not computed by the parser."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from mmcost import parse
@@ -64,6 +65,107 @@ def test_perf_stat_repeated_runs_mail_quoted():
     assert sd["cycles_count"] == 0.45 and sd["instructions_count"] == 1.20 and sd["page_faults_count"] == 0.01
 
 
+
+# perf stat -x, and -j on the same run as PERF_STAT_64CPU, field by field as
+# tools/perf/util/stat-display.c prints them: value,unit,event,run,pcnt,metric,
+# metric-unit (print_counter_value_csv, print_running_csv, print_metric_csv);
+# duration_time (a tool event, ns) stands for the 'seconds time elapsed' footer
+# that -x and -j do not print
+PERF_STAT_64CPU_CSV = """\
+128006.31,msec,cpu-clock,128006310000,100.00,64.002,CPUs utilized
+15432,,context-switches,128006310000,100.00,120.558,/sec
+4127553903,,dTLB-loads,128006310000,100.00,32.245,M/sec
+12345678,,dTLB-load-misses,128006310000,100.00,0.30,of all dTLB cache accesses
+987654,,tlb:tlb_flush,128006310000,100.00,,
+<not supported>,,itlb.itlb_flush,0,100.00,,
+2000087612,ns,duration_time,2000087612,100.00,,
+"""
+
+# perf 6.x -j: one object per line, "counter-value" and "metric-value" as "%f" strings
+PERF_STAT_64CPU_JSON = """\
+{"counter-value" : "128006.310000", "unit" : "msec", "event" : "cpu-clock", "event-runtime" : 128006310000, "pcnt-running" : 100.00, "metric-value" : "64.002000", "metric-unit" : "CPUs utilized"}
+{"counter-value" : "15432.000000", "unit" : "", "event" : "context-switches", "event-runtime" : 128006310000, "pcnt-running" : 100.00, "metric-value" : "120.558000", "metric-unit" : "/sec"}
+{"counter-value" : "4127553903.000000", "unit" : "", "event" : "dTLB-loads", "event-runtime" : 128006310000, "pcnt-running" : 100.00, "metric-value" : "32.245000", "metric-unit" : "M/sec"}
+{"counter-value" : "12345678.000000", "unit" : "", "event" : "dTLB-load-misses", "event-runtime" : 128006310000, "pcnt-running" : 100.00, "metric-value" : "0.300000", "metric-unit" : "of all dTLB cache accesses"}
+{"counter-value" : "987654.000000", "unit" : "", "event" : "tlb:tlb_flush", "event-runtime" : 128006310000, "pcnt-running" : 100.00}
+{"counter-value" : "<not supported>", "unit" : "", "event" : "itlb.itlb_flush", "event-runtime" : 0, "pcnt-running" : 100.00}
+{"counter-value" : "2000087612.000000", "unit" : "ns", "event" : "duration_time", "event-runtime" : 2000087612, "pcnt-running" : 100.00}
+"""
+
+# perf 6.1 -j: the metric value unquoted, a nan metric printed bare; -r: "variance"
+PERF_STAT_REPEATED_JSON_61 = """\
+{"counter-value" : "3456789012.000000", "unit" : "", "event" : "cycles", "variance" : 0.45, "event-runtime" : 2160000000, "pcnt-running" : 62.50, "metric-value" : 0.000000, "metric-unit" : ""}
+{"counter-value" : "123456789.000000", "unit" : "", "event" : "instructions", "variance" : 1.20, "event-runtime" : 3456000000, "pcnt-running" : 100.00, "metric-value" : 0.040000, "metric-unit" : "insn per cycle"}
+{"counter-value" : "54321.000000", "unit" : "", "event" : "page-faults", "variance" : 0.01, "event-runtime" : 3456000000, "pcnt-running" : 100.00, "metric-value" : -nan, "metric-unit" : "/sec"}
+{"counter-value" : "<not counted>", "unit" : "", "event" : "dTLB-load-misses", "event-runtime" : 0, "pcnt-running" : 0.00, "metric-value" : 0.000000, "metric-unit" : ""}
+"""
+
+# -r (print_noise_pct_csv before the run time), quoted in a mail, a continuation
+# line of a second derived metric (new_line_csv: empty value, unit, event)
+PERF_STAT_REPEATED_CSV = """\
+> 3456789012,,cycles,0.45%,2160000000,62.50,,
+> 123456789,,instructions,1.20%,3456000000,100.00,0.04,insn per cycle
+> ,,,,,0.02,stalled cycles per insn
+> 54321,,page-faults,0.01%,3456000000,100.00,15.710,K/sec
+> <not counted>,,dTLB-load-misses,0.00%,0,0.00,,
+"""
+
+
+def _counters(df):
+    cols = ["metric", "unit", "value", "source_name", "note", "stddev_pct"]
+    return df[cols].sort_values("metric").reset_index(drop=True)
+
+
+def test_perf_stat_csv_and_json_give_the_human_rows():
+    human = _counters(parse.perf_stat(PERF_STAT_64CPU))
+    human.loc[human["metric"] == "real_time_s", "source_name"] = "duration_time"
+    for text in (PERF_STAT_64CPU_CSV, PERF_STAT_64CPU_JSON):
+        got = _counters(parse.perf_stat(text))
+        pd.testing.assert_frame_equal(got, human)
+    df = parse.perf_stat(PERF_STAT_64CPU_CSV)
+    assert values(df, "cpu_clock_ms") == [128006.31] and values(df, "dtlb_loads_count") == [4127553903]
+    assert values(df, "real_time_s") == [2.000087612] and df["line"].tolist() == list(range(1, 8))
+
+
+def test_perf_stat_repeated_runs_csv_and_json():
+    for text in (PERF_STAT_REPEATED_CSV, PERF_STAT_REPEATED_JSON_61):
+        df = parse.perf_stat(text)
+        assert values(df, "cycles_count") == [3456789012] and values(df, "page_faults_count") == [54321]
+        sd = df.set_index("metric")["stddev_pct"]
+        assert sd["cycles_count"] == 0.45 and sd["instructions_count"] == 1.20 and sd["page_faults_count"] == 0.01
+        nc = df[df["source_name"] == "dTLB-load-misses"].iloc[0]
+        assert math.isnan(nc["value"]) and nc["note"] == "perf: not counted"
+        assert len(df) == 4
+
+
+def test_perf_stat_csv_per_cpu_interval_and_socket():
+    per_cpu = "CPU0,1000,,cycles,500,100.00,,\nCPU1,2000,,cycles,500,100.00,,\nCPU0,30,,tlb:tlb_flush,500,100.00,,\n"
+    df = parse.perf_stat(per_cpu)
+    assert df["cpu"].tolist() == [0, 1, 0] and df["value"].tolist() == [1000, 2000, 30]
+    interval = ("1.000123456;1200;;cycles;1000;100.00;;\n1.000123456;5;;tlb:tlb_flush;1000;100.00;;\n"
+                "2.000234567;1300;;cycles;1000;100.00;;\n2.000234567;7;;tlb:tlb_flush;1000;100.00;;\n")
+    df = parse.perf_stat(interval)  # -x';'
+    assert df["block"].tolist() == [0, 0, 1, 1] and values(df, "cycles_count") == [1200, 1300]
+    sockets = "S0,32,1500,,cycles,800,100.00,,\nS1,32,1700,,cycles,800,100.00,,\n"
+    df = parse.perf_stat(sockets)
+    assert df["row"].tolist() == ["S0", "S1"] and df["value"].tolist() == [1500, 1700]
+    raw = "12,,cpu/event=0x3c,umask=0x0/,900,100.00,,\n"  # a raw event's ',' is not a separator
+    assert parse.perf_stat(raw)["source_name"].tolist() == ["cpu/event=0x3c,umask=0x0/"]
+
+
+def test_perf_stat_json_per_cpu_and_interval():
+    text = ('{"interval" : 1.000123456, "cpu" : "0", "counter-value" : "1200.000000", "unit" : "", '
+            '"event" : "cycles", "event-runtime" : 1000, "pcnt-running" : 100.00}\n'
+            '{"interval" : 1.000123456, "cpu" : "3", "counter-value" : "<not counted>", "unit" : "", '
+            '"event" : "cycles", "event-runtime" : 0, "pcnt-running" : 0.00}\n'
+            '{"interval" : 2.000234567, "cpu" : "0", "counter-value" : "1300.000000", "unit" : "", '
+            '"event" : "cycles", "event-runtime" : 1000, "pcnt-running" : 100.00}\n'
+            '{"interval" : 2.000234567, "cpu" : "0", "metric-value" : "1.000000", "metric-unit" : "GHz"}\n')
+    df = parse.perf_stat(text)
+    assert df["cpu"].tolist() == [0, 3, 0] and df["block"].tolist() == [0, 0, 1]
+    assert df["value"].iloc[0] == 1200 and math.isnan(df["value"].iloc[1]) and df["value"].iloc[2] == 1300
+
+
 # --- /proc/interrupts -----------------------------------------------------------
 
 INTERRUPTS_4CPU = """\
@@ -96,6 +198,48 @@ def test_interrupts_header_names_cpus():
     text = "    CPU0  CPU2  CPU4\nTLB:  5  6  7  TLB shootdowns\n"
     assert parse.interrupts_tlb(text)["cpu"].tolist() == [0, 2, 4]
 
+
+
+def test_interrupts_many_snapshots_equal_a_reference():
+    """A long log of /proc/interrupts snapshots (the parser was quadratic in
+    its input; benchmarks/bench_parse_interrupts.py prints the scaling): every
+    row's counts and CPU numbers equal the ones the text was written from."""
+    rng = np.random.default_rng(31)
+    lines, want = [], []  # want: (block, cpu, value, line)
+    for block in range(3000):
+        # the online CPUs differ between snapshots (hotplug): header of 2..6 CPUs
+        cpus = sorted(rng.choice(64, size=int(rng.integers(2, 7)), replace=False).tolist())
+        counts = rng.integers(0, 10**9, size=len(cpus)).tolist()
+        lines.append("        " + "  ".join(f"CPU{c}" for c in cpus))
+        lines.append("LOC:  " + "  ".join("1" for _ in cpus) + "   Local timer interrupts")
+        lines.append("TLB:  " + "  ".join(str(v) for v in counts) + "   TLB shootdowns")
+        want += [(block, c, v, len(lines)) for c, v in zip(cpus, counts)]
+    df = parse.interrupts_tlb("\n".join(lines) + "\n")
+    got = list(zip(df["block"], df["cpu"], df["value"], df["line"]))
+    assert len(lines) == 9000 and got == want
+
+
+def test_interrupts_work_is_linear_in_the_input():
+    """Counted, not timed: the Python and C calls made for 8x the snapshots
+    are at most about 8x (a per-row scan of the earlier words gave ~64x)."""
+    import sys
+
+    def calls(n):
+        text = ("      CPU0 CPU1 CPU2 CPU3\nTLB: 1 2 3 4  TLB shootdowns\n") * n
+        count = 0
+
+        def prof(frame, event, arg):
+            nonlocal count
+            count += 1
+
+        sys.setprofile(prof)
+        try:
+            parse.interrupts_tlb(text)
+        finally:
+            sys.setprofile(None)
+        return count
+
+    assert calls(400) < 10 * calls(50)
 
 # --- time ----------------------------------------------------------------------
 

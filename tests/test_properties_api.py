@@ -142,7 +142,7 @@ def test_a_fit_to_exact_data_recovers_the_parameters_and_predicts_within_its_ban
     # the reference: the curve that generated the data
     assert fit.residuals["predicted"].to_numpy() == pytest.approx(df["value"].to_numpy(), rel=1e-5)
     ask = pd.DataFrame({"metric": "throughput", "cpus": [max(ns) * 2, 512]})
-    pred = fit.predict(ask, interval=0.9, n_samples=50, seed=0)
+    pred = fit.predict(ask, level=0.9, n_samples=50, seed=0)
     assert np.all(np.isfinite(pred[["best", "lo", "hi"]].to_numpy())) and np.all(pred["lo"] <= pred["hi"])
     p = fit.model.params
     clear = all(min(v - p[k].lower, p[k].upper - v) > 3 * fit.stderr[k] for k, v in fit.params.items())
@@ -194,15 +194,16 @@ def test_a_fit_to_any_frame_answers_or_names_the_column(df):
 
 @SLOW
 @given(st.one_of(JUNK, TEXT, st.floats(-1, 2)), st.one_of(st.integers(-5, 5), JUNK))
-def test_predict_checks_interval_and_samples(interval, n_samples):
+def test_predict_checks_level_and_samples(level, n_samples):
     fit = _usl_fit()
     ask = pd.DataFrame({"metric": "throughput", "cpus": [32]})
     try:
-        pred = fit.predict(ask, interval=interval, n_samples=n_samples, seed=0)
+        pred = fit.predict(ask, level=level, n_samples=n_samples, seed=0)
     except (ValueError, TypeError) as exc:
-        assert names_one_of(exc, "interval", "n_samples"), exc
+        assert names_one_of(exc, "level", "n_samples"), exc
         return
-    assert isinstance(interval, (float, int)) and 0 < interval < 1 and isinstance(n_samples, int) and n_samples >= 2
+    level = 0.9 if level is None else level  # None: the default level
+    assert isinstance(level, (float, int)) and 0 < level < 1 and isinstance(n_samples, int) and n_samples >= 2
     assert np.isfinite(pred[["best", "lo", "hi"]].to_numpy()).all() and pred["lo"].iloc[0] <= pred["hi"].iloc[0]
 
 

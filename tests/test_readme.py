@@ -98,8 +98,9 @@ def test_readme_block_runs(code, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     import warnings
 
-    from mmcost.fit import NotIdentifiableWarning
+    from mmcost.fit import NotIdentifiableWarning, PoorFitWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotIdentifiableWarning)  # a block may print the warning it shows
+        warnings.simplefilter("ignore", PoorFitWarning)
         exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})

@@ -33,8 +33,11 @@ def test_change_errors_follow_from_the_published_relative_stddevs(data):
 
 def test_the_study_reads_its_defaults_from_source_toml():
     m = STUDY.model()
-    assert m.cpu_model == "ampere-altra" and m.arch == "arm64" and m.cpus == 80 and m.kernel == "6.6"
-    assert m.variants["swap-file-small-thp"] == {"swap_whole_mthp": True}
+    assert m.cpu_model == "ampere-altra" and m.arch == "arm64" and m.cpus == 80 and m.kernel == "6.6+anon_mthp"
+    # v6.6-rc4 + anonfolio splits a 64K folio; patch 2 swaps it out whole: each variant names its kernel
+    assert m.variants["swap-file-small-thp"] == {"kernel": "6.6+anon_mthp+swap_whole_mthp"}
+    assert [m.configure(variant=v).switch("swap_whole_mthp") for v in m.variants] == [False, False, True]
+    assert all(m.configure(variant=v).switch("anon_mthp") for v in m.variants)
 
 
 def test_leave_one_out_meets_the_tolerances():

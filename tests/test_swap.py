@@ -304,3 +304,116 @@ def test_unfitted_costs_say_so():
     r = SwapModel().solve()
     assert "unfitted" in r.note and "unfitted" in str(r) and "<table>" in r._repr_html_()
     assert math.isfinite(r["swapout_kib_s"])
+
+
+def test_swap_cache_trunks_from_v4_11_and_whole_pmd_thp_writes_from_v4_14():
+    """4b3ef9daa4fc (one swap cache address_space per 64 MiB, v4.11): v4.10's per-device tree lock
+    is a station with its two call sites, v4.11's is not. bd4c82c22c36 (v4.14) writes a PMD THP
+    whole; v4.13 still split it before pageout(): the same as v4.14 with the switch off."""
+    sites = {k: set(small(kernel=k).solve().details["locks"].sites.index) for k in ("4.10", "4.11")}
+    assert {"__add_to_swap_cache", "__remove_mapping"} <= sites["4.10"]
+    assert not {"__add_to_swap_cache", "__remove_mapping"} & sites["4.11"]
+    thp = dict(folio_kb=2048, madvise=True)
+    assert not small(**thp, kernel="4.13").switch("swap_whole_pmd_thp")
+    assert small(**thp, kernel="4.14").switch("swap_whole_pmd_thp")
+    split = small(**thp, kernel="4.13").solve()["swapout_kib_s"]
+    assert split == pytest.approx(small(**thp, kernel="4.14", swap_whole_pmd_thp=False).solve()["swapout_kib_s"])
+    assert small(**thp, kernel="4.14").solve()["swapout_kib_s"] > 2 * split
+
+
+def test_arch_and_cpu_model_of_different_architectures_are_refused_both_ways():
+    with pytest.raises(ValueError, match=r"arch='arm64'.*cpu_model='generic-x86'"):
+        small(arch="arm64")
+    with pytest.raises(ValueError, match=r"arch='x86'.*cpu_model='ampere-altra'"):
+        small(cpu_model="ampere-altra", arch="x86")
+    altra = small(cpu_model="ampere-altra")
+    assert altra.arch == "arm64"
+    with pytest.raises(ValueError, match=r"arch='x86'.*cpu_model='ampere-altra'"):
+        altra.configure(arch="x86")  # a fit made on the Altra preset asked about x86
+    assert altra.configure(arch="x86", cpu_model="generic-x86").arch == "x86"
+
+
+def test_a_4k_run_with_no_large_folios_is_the_4k_run():
+    """Issue 31: folio_kb=4 with large_share=0 ("no large folios") raised IndexError in _mix. Every fault
+    of a 4K run is a 4K folio: the same numbers as large_share left empty, or 1."""
+    plain = small(folio_kb=4).solve()
+    for share in (0.0, 0.3, 1.0):
+        r = small(folio_kb=4, large_share=share).solve()
+        for q in plain.quantities:
+            assert r[q.name] == q.value, q.name
+    assert plain["large_fault_share_pct"] == 100.0  # every byte faulted at the folio size asked for
+
+
+#: issue 31's configuration: Brent's bracket had no sign change (the throttling sleep's excess is +7e-15 at
+#: the top of the bracket: the sleep at full length is its own fixed point)
+DEVICE_BOUND = dict(processes=10, threads=4, bytes_per_process=128 * 2**20, memcg_mb=64, folio_kb=64, madvise=True,
+                    swap_device="nvme", compressor="lz4", kernel="6.8", virtualized=True, cgroup_v2=True)
+
+
+def test_a_throttling_fixed_point_at_the_end_of_its_bracket_is_found():
+    r = SwapModel(**DEVICE_BOUND).solve()
+    # 40 writers saturate the NVMe station: one 64 KiB folio per max(64 KiB / 3000 MiB/s, 20 us / 32) = 20.83 us
+    # (Denning-Buzen bound 1 / D_max; the MVA at 40 customers is within 1e-6 of it)
+    assert r["folios_per_s"] == pytest.approx(3000 * 1024 / 64, rel=1e-5)
+    assert r["swapout_kib_s"] == pytest.approx(3000 * 1024, rel=1e-5)
+
+
+def test_the_same_fixed_point_in_a_lane_model():
+    base = SwapModel(**DEVICE_BOUND)
+    bandwidths = [1500.0, 2000.0, 2500.0, 3000.0, 3500.0]
+    together = SwapModel.solve_draws(base, [{"bandwidth_mib_s": b} for b in bandwidths])
+    assert together is not None
+    models = [base.set(bandwidth_mib_s=b) for b in bandwidths]
+    for b, r, stacked, m in zip(bandwidths, together, SwapModel.solve_many(models), models):  # (lanes.groups too)
+        assert r["folios_per_s"] == pytest.approx(b * 1024 / 64, rel=1e-4)  # the device's bound, as above
+        assert stacked["folios_per_s"] == r["folios_per_s"]
+        assert r["folios_per_s"] == pytest.approx(m.solve()["folios_per_s"], rel=1e-12)
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(bytes_per_process=0.0), "bytes_per_process"),            # divided by zero
+    (dict(bytes_per_process=math.inf), "bytes_per_process"),       # solved, with real_time_s inf
+    (dict(memcg_mb=-math.inf), "memcg_mb"),                        # said "think_time must be finite"
+    (dict(compression_ratio=0.5), "compression_ratio"),
+    (dict(inactive_anon_mb=0.0), "inactive_anon_mb"),
+    (dict(throttle_isolated_ms=1e300), "throttle_isolated_ms"),
+    (dict(swapped_share=2.0), "swapped_share"),
+    (dict(kswapd_share=1.5, memcg_mb=None, swapped_share=0.5), "kswapd_share"),
+    (dict(build_factor=0.0), "build_factor"),
+])
+def test_fields_are_checked_against_their_bounds_when_the_model_is_built(kwargs, field):
+    """Issue 31: each is a ValueError naming the field the user set, before anything is derived from it."""
+    with pytest.raises(ValueError, match=rf"^{field} must be finite and (in \[|>=)"):
+        small(**kwargs)
+    # (memcg_mb=inf is no limit, global reclaim: it needs the share swapped, and says so)
+    with pytest.raises(ValueError, match=r"^memcg_mb: give a memcg limit or swapped_share"):
+        small(memcg_mb=math.inf)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(processes=2**22 + 1, cpus=64), r"^processes = 4\.194e\+06 is above the limit of 4\.194e\+06 \(PID_MAX_LIMIT"),
+    (dict(processes=4096, threads=2048, cpus=64), r"^processes x threads = 8\.389e\+06 is above .*PID_MAX_LIMIT"),
+    (dict(processes=10**4), r"^processes x threads = 1e\+04 is above the limit of 8192 \(with cpus None"),
+    (dict(cpus=10**5), r"^cpus = 1e\+05 is above the limit of 8192"),
+    (dict(processes=64, cpus=64, zs_size_classes=10**7), r"^zs_size_classes = 1e\+07 is above the limit of 255"),
+    (dict(processes=10**5, memcgs=10**5, cpus=64), r"^memcgs = 1e\+05 is above the limit of 6\.554e\+04"),
+    (dict(slot_lock_partitions=10**6), r"^slot_lock_partitions = 1e\+06 is above the limit of 1e\+05"),
+    (dict(swapcache_lock_partitions=10**6), r"^swapcache_lock_partitions = 1e\+06 is above"),
+    (dict(numa_nodes=4096, memcg_mb=None, swapped_share=0.5), r"^numa_nodes = 4096 is above the limit of 1024"),
+    (dict(processes=64, cpus=64, slot_lock_partitions=99_999), r"^lock partitions = 1e\+05 is above the limit of 1e\+05"),
+    (dict(processes=8192, cpus=8192, slot_lock_partitions=50_000, memcg_mb=None, swapped_share=0.5),
+     r"^writers on CPUs x lock partitions = 4\.097e\+08 is above the limit of 2e\+08"),
+])
+def test_sizes_beyond_the_kernel_or_the_solver_are_refused_at_once(kwargs, match):
+    """Issue 31: processes and partitions had no size bound (1e6 writers ran for minutes, 1e7 zsmalloc
+    classes 17 s); each is refused when the model is built, naming the field, the limit and why."""
+    with pytest.raises(ValueError, match=match):
+        small(**kwargs)
+
+
+def test_zswap_that_compresses_nothing_names_the_field():
+    """Issue 31's property test: compression_ratio 1 with no writeback divided by zero (the pool keeps every
+    page whole, so the memcg's charge is everything written, whatever is swapped)."""
+    with pytest.raises(ValueError, match="^compression_ratio: zswap keeping every page at full size"):
+        small(swap_device="zswap", compression_ratio=1.0, zswap_writeback_share=0.0)
+    assert small(swap_device="zswap", compression_ratio=1.0, zswap_writeback_share=0.75).solve()["swapout_kib_s"] > 0

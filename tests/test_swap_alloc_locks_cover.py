@@ -186,8 +186,8 @@ def test_sweep_with_bands_and_its_figure():
     assert len(ax.lines) == 4  # before model, after, published before, published after
     published = ax.lines[2].get_xydata()
     assert sorted(published[:, 0]) == [24, 48, 96]  # the 16 MiB-per-job 4K configurations
-    with pytest.raises(ValueError, match="interval"):
-        predict_configs(fit, [(24, 384, 4)], interval=1.5)
+    with pytest.raises(ValueError, match="level"):
+        predict_configs(fit, [(24, 384, 4)], level=1.5)
 
 
 @pytest.mark.parametrize("metric", ["swapout_result", "swapin_result"])

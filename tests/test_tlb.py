@@ -164,7 +164,7 @@ def test_simulation_agrees_with_analysis_within_its_99pct_ci(name):
                  natural_flush_rate_per_s=15.0, other_round_rate_per_s=2.0, **CASES[name])
     a, s = m.analytic(), m.simulate(horizon_s=60, replications=8, seed=SEED, progress=False)
     for q in ("shootdowns", "full_flushes", "invlpg", "ipis", "tlbi_ops", "dsb_syncs", "calls", "deferred_calls"):
-        lo, hi = s.rates.loc[q, "ci_low"], s.rates.loc[q, "ci_high"]
+        lo, hi = s.rates.loc[q, "lo"], s.rates.loc[q, "hi"]
         assert lo - 1e-9 <= a.rate(q) <= hi + 1e-9, (q, a.rate(q), lo, hi)
     assert a.overhead == pytest.approx(s.overhead, rel=0.05)
 
@@ -173,7 +173,7 @@ def test_simulation_counts_reuse_rounds_when_cpus_stay_in_step():
     m = TlbModel(cpus=4, policy="deferred", demotion_rate_per_s=3200, batch_folios=32, other_round_rate_per_s=5.0,
                  reuse=Dist.exponential(80_000.0))
     a, s = m.analytic(), m.simulate(horizon_s=60, replications=8, seed=SEED, progress=False)
-    lo, hi = s.rates.loc["reuse_rounds", ["ci_low", "ci_high"]]
+    lo, hi = s.rates.loc["reuse_rounds", ["lo", "hi"]]
     assert lo <= a.rate("reuse_rounds") <= hi
 
 
@@ -195,7 +195,7 @@ def test_ctrl_c_stops_the_des_cleanly():
     timer.start()
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        m.simulate(horizon_s=5e3, replications=4, threads=2, progress=False)  # ~10^8 events: seconds
+        m.simulate(horizon_s=90, replications=4, threads=2, progress=False)  # 9e7 units each (limit 1e8): seconds
     assert time.monotonic() - t0 < 5
     timer.join()
     assert threading.active_count() == before
@@ -386,7 +386,7 @@ NEW_MECHANISMS = {
     "dirty folios": dict(cpus=6, reclaim_unmap_rate_per_s=6000.0, dirty_fraction=0.3),
     "per-PTE, task": dict(cpus=8, mm_cpus=4, policy="immediate", demotion_rate_per_s=1500.0, entries_per_folio=2,
                           sender_in_mm=True),
-    "one-folio promotions": dict(cpus=6, promotion_rate_per_s=1500.0, kernel="6.6"),
+    "one-folio promotions": dict(cpus=6, promotion_rate_per_s=1500.0, kernel="6.3"),  # flushed before v6.4
     "migrc, natural flushes": dict(cpus=6, policy="deferred", demotion_rate_per_s=6000.0,
                                    natural_flush_rate_per_s=40.0, reuse=Dist.deterministic(2000.0)),
     "INVLPGB batched": dict(cpus=8, cpu_model="zen3-epyc", demotion_rate_per_s=4000.0, other_round_rate_per_s=5.0),
@@ -409,7 +409,7 @@ def test_simulation_agrees_with_analysis_on_each_new_mechanism(name):
     for q in ("shootdowns", "full_flushes", "invlpg", "rounds", "flushes", "folios", "local_full_flushes",
               "local_one_flushes", "reuse_rounds", "invlpgb_ops", "tlbsyncs", "user_flushes", "page_flushes",
               "tlbi_ops", "dsb_syncs"):
-        lo, hi = s.rates.loc[q, "ci_low"], s.rates.loc[q, "ci_high"]
+        lo, hi = s.rates.loc[q, "lo"], s.rates.loc[q, "hi"]
         if q in approximate:  # CPUs joining a migrc round independently: a stated approximation
             assert a.rate(q) == pytest.approx(s.rate(q), rel=0.10), (q, a.rate(q), s.rate(q))
             continue
@@ -495,3 +495,106 @@ def test_migrc_exponential_reuse_matches_the_integral_to_arbitrary_precision(lam
 def test_migrc_pending_integral_beyond_its_range_is_an_error_not_a_nan():
     with pytest.raises(ValueError, match="reuse"):
         deferred_flush_rate(1e9, 0.0, Dist.exponential(1e9), 1)  # 1e9 calls/s, reuse 1000 s: a = 1e12
+
+
+# --- kernel eras: each change at the release it landed in (mmcost.kernel) ------------------------
+def test_prot_none_promotions_need_no_flush_from_v6_4():
+    """4d4b6d66db63 (set_tlb_ubc_flush_pending skips an inaccessible PTE) landed in v6.4: v6.3
+    flushes each NUMA-hinting promotion (one folio, one batch flush of its own), v6.4 none."""
+    base = dict(cpus=8, promotion_rate_per_s=1000.0)
+    assert TlbModel(**base, kernel="6.3").analytic().rate("flushes") == pytest.approx(1000.0)
+    assert TlbModel(**base, kernel="6.4").analytic().rate("flushes") == 0
+
+
+def test_pti_is_the_kernels_from_v4_15_on_a_meltdown_cpu():
+    """Mainline PTI (aa8c6248f8c7) is v4.15: a 4.7 or 4.14 kernel on Skylake-SP has none, so a
+    single-page flush is one INVLPG, not the kernel's and the user PCID's two. A stable backport
+    is named as a patch; the field wins over both."""
+    base = dict(cpus=4, cpu_model="skylake-sp", policy="immediate", demotion_rate_per_s=1000.0)
+    plain = TlbModel(**base, kernel="4.14").analytic().rate("invlpg")
+    assert plain == pytest.approx(1000.0 * 4 / 4)  # every CPU of the mm flushes each folio's one entry
+    assert not TlbModel(**base, kernel="4.7").pti_on and not TlbModel(**base, kernel="4.14").pti_on
+    assert TlbModel(**base, kernel="4.15").analytic().rate("invlpg") == pytest.approx(2 * plain)
+    assert TlbModel(**base, kernel="4.14+pti").pti_on and TlbModel(**base, kernel="4.7", pti=True).pti_on
+    assert not TlbModel(**{**base, "cpu_model": "xeon-8255c"}, kernel="4.15").pti_on  # Cascade Lake: no Meltdown
+
+
+def test_invlpgb_is_off_under_pti_from_v6_16_and_in_a_kvm_guest():
+    """v6.15 used INVLPGB with PTI forced on (pti=on on Zen 3); 94a17f2dc90b (v6.16) clears the
+    feature when PTI is on. KVM does not expose INVLPGB to a guest: a guest flushes by IPI."""
+    m = TlbModel(cpus=16, cpu_model="zen3-epyc", demotion_rate_per_s=3200.0, pti=True)
+    assert m.replace(kernel="6.15").broadcast_on and not m.replace(kernel="6.16").broadcast_on
+    assert m.replace(kernel="6.16").analytic().rate("shootdowns") == pytest.approx(100.0 * 15 / 16)
+    guest = TlbModel(cpus=16, cpu_model="zen3-epyc", demotion_rate_per_s=3200.0, kernel="6.18", virtualized=True)
+    assert not guest.broadcast_on and guest.replace(virtualized=False).broadcast_on
+    assert guest.replace(invlpgb=True).broadcast_on  # a hypervisor that exposes it: the field says so
+
+
+# --- a row's kernel sets the switches it leaves empty ----------------------------------------------
+def test_a_row_kernel_sets_the_migration_flush_of_a_fitted_model():
+    """Migration flushed each PTE at once before v6.3 and once per batch from v6.3 (7e12beb8ca2a).
+    A model that pinned its era (policy and switch, as study variants did) and was fitted follows
+    each row's kernel; a switch the row sets itself wins over the row's kernel. By hand, 8 CPUs
+    all running the mm, 32-folio calls at R folios/s: a batched call is one round to 7 CPUs,
+    R/32 x 7/8 shootdowns per CPU-second; per PTE R x 7/8."""
+    import pandas as pd
+
+    pinned = TlbModel(cpus=8, kernel="6.9", policy="batched", batched_migration_flush=True,
+                      demotion_rate_per_s=3200.0, batch_folios=32)
+    rows = pd.DataFrame(dict(metric="tlb_shootdowns_per_s", value=[6400 / 32 * 7 / 8] * 2, stddev=1.0))
+    fit = pinned.fit(rows, free=["demotion_rate_per_s"])
+    assert fit.params["demotion_rate_per_s"] == pytest.approx(6400.0)
+    ask = pd.DataFrame(dict(metric=["folios_per_flush"] * 3 + ["tlb_shootdowns_per_s"] * 2,
+                            kernel=["6.2", "6.3", "6.2", "6.2", "6.3"],
+                            batched_migration_flush=[None, None, True, None, None]))
+    best = fit.predict(ask)["best"].to_numpy()
+    np.testing.assert_allclose(best, [1.0, 32.0, 32.0, 6400 * 7 / 8, 6400 / 32 * 7 / 8], rtol=1e-9)
+    # migrc's deferral is in no kernel: a row's kernel leaves it
+    assert pinned.replace(policy="deferred").configure(kernel="6.2").flush_policy.value == "deferred"
+    assert pinned.configure(kernel="6.2", policy="batched").flush_policy.value == "batched"
+
+
+# --- arch and cpu_model agree ----------------------------------------------------------------------
+def test_arch_and_cpu_model_of_different_architectures_are_refused_both_ways():
+    with pytest.raises(ValueError, match=r"arch='arm64'.*cpu_model='skylake-sp'"):
+        TlbModel(arch="arm64", cpu_model="skylake-sp")
+    with pytest.raises(ValueError, match=r"arch='x86'.*cpu_model='ampere-altra'"):
+        TlbModel(arch="x86", cpu_model="ampere-altra")
+    assert TlbModel(cpu_model="ampere-altra").arch.value == "arm64"  # arch left empty: the preset's
+    altra = TlbModel(cpu_model="ampere-altra", cpus=8, demotion_rate_per_s=1000.0)
+    with pytest.raises(ValueError, match=r"arch='x86'.*cpu_model='ampere-altra'"):
+        altra.configure(arch="x86")  # a row asking x86 of an Altra model names a preset too
+    x86 = altra.configure(cpu_model="generic-x86")  # a row's preset brings its arch
+    assert x86.arch.value == "x86" and x86.costs.irq_us == pytest.approx(2500 / 2.5e3)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(policy="deferred", reuse=Dist.exponential(5e-324)), r"^reuse\.mean_us must be in \[0\.001, 1e\+15\] us"),
+    (dict(policy="deferred", reuse=Dist.lognormal(5e-324, 1.0)), r"^reuse\.mean_us must be in"),  # gave NaN
+    (dict(reuse=Dist.exponential(math.inf)), r"^reuse\.mean_us \(column reuse_mean_us\) must be finite and >= 0"),
+    (dict(costs=TlbCosts(irq_us=1e300)), r"^costs\.irq_us \(column irq_us\) must be finite and in \[0, 100\]"),
+    (dict(streams=(TlbStream("dtlb_load", 1536, math.inf),)),
+     r"^streams\[0\]\.working_set_pages \(column dtlb_load_working_set_pages\) must be finite"),
+    (dict(work_s=0.0), r"^work_s must be finite and in \[1e-09, 1e\+09\]"),
+    (dict(demotion_rate_per_s=1e300), r"^demotion_rate_per_s must be finite and in \[0, 1e\+12\]"),
+])
+def test_fields_are_checked_against_their_bounds_when_the_model_is_built(kwargs, match):
+    """Issue 31: a reuse of 5e-324 us raised ZeroDivisionError (its first-reuse rate 32 / mean overflows);
+    each is a ValueError naming the field as the user wrote it."""
+    with pytest.raises(ValueError, match=match):
+        TlbModel(**kwargs)
+
+
+@pytest.mark.parametrize("entries,pages", [(1, 1e12), (1536, 1e12), (1536, 1e6), (7.5, 1e10), (1536, 29184.0),
+                                           (1536, 32256.0), (2.5, 60.0), (1e5, 1e7), (128, 129)])
+def test_refill_misses_against_mpmath_where_the_working_set_dwarfs_the_tlb(entries, pages):
+    """Issue 31's property test: W = 1e12 pages with C = 1 entry gave -0.6 refill misses (a miss count of
+    -inf): the digamma difference cancels. The exact sum, at 80 digits."""
+    import mpmath
+
+    with mpmath.workdps(80):
+        c, w = mpmath.mpf(entries), mpmath.mpf(pages)
+        exact = float(c - (w - c) * (mpmath.digamma(w + 1) - mpmath.digamma(w - c + 1)))
+    assert refill_misses(entries, pages) == pytest.approx(exact, rel=1e-12)
+    lanes_ = TlbStream("dtlb_load", np.array([entries, entries]), np.array([pages, pages])).refill
+    assert lanes_[0] == pytest.approx(exact, rel=1e-12)

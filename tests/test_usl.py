@@ -1,5 +1,6 @@
 """USL evaluation and fitting against published coefficients."""
 
+import math
 import warnings
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 from scipy.optimize import curve_fit
 
 from mmcost import queueing
+from mmcost.fit import NotIdentifiableWarning
 
 # Cisco benchmark, concurrency 1..32 vs throughput, from Schwartz, "Practical
 # Scalability Analysis with the Universal Scalability Law" (VividCortex 2015),
@@ -96,3 +98,83 @@ def test_reprs():
 def test_bad_input(call, exc, field):
     with pytest.raises(exc, match=field):
         call()
+
+
+def exact_usl(n, sigma, kappa, lam):
+    n = np.asarray(n, float)
+    return lam * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+
+
+def quiet_fit(n, x, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotIdentifiableWarning)
+        return queueing.usl_fit(n, x, **kw)
+
+
+def test_usl_fit_reproduces_issue_31_case_in_any_unit():
+    # N = 92..512, sigma = 0, kappa = lam = 0.01: a residual of 2e-3 before,
+    # and the same data x 1e-3 misfitted lam by 37%.
+    n = np.linspace(92, 512, 10)
+    x = exact_usl(n, 0.0, 0.01, 0.01)
+    for scale in (1.0, 1e-3, 1e6):
+        fit = quiet_fit(n, x * scale)
+        got = exact_usl(n, fit.params["sigma"], fit.params["kappa"], fit.params["lam"])
+        np.testing.assert_allclose(got, x * scale, rtol=1e-10)
+        assert fit.params["lam"] == pytest.approx(0.01 * scale, rel=1e-6)
+        assert fit.params["kappa"] == pytest.approx(0.01, rel=1e-6)
+        assert fit.params["sigma"] == 0.0 and fit.at_bound == {"sigma": "lower"}
+
+
+def test_usl_fit_reproduces_exact_data_over_random_coefficients_and_units():
+    # Random (sigma, kappa, lam, N range), some on a bound (sigma or kappa 0):
+    # the fit gives back the curve that made the data, and the same data in
+    # another unit give the same sigma and kappa and lam in that unit.
+    rng = np.random.default_rng(31)
+    for case in range(60):
+        sigma = rng.uniform(0, 1) * rng.choice([0, 1])
+        kappa = 10 ** rng.uniform(-6, -1) * rng.choice([0, 1, 1])
+        lam = 10 ** rng.uniform(-3, 6)
+        lo = int(10 ** rng.uniform(0, 2.5))
+        n = np.unique(np.linspace(lo, lo + int(10 ** rng.uniform(0.7, 3)), 12).round())
+        x = exact_usl(n, sigma, kappa, lam)
+        fit = quiet_fit(n, x)
+        p = fit.params
+        np.testing.assert_allclose(exact_usl(n, p["sigma"], p["kappa"], p["lam"]), x, rtol=1e-9, err_msg=str(case))
+        scaled = quiet_fit(n, x * 1e-3).params
+        assert scaled["sigma"] == pytest.approx(p["sigma"], rel=1e-6, abs=1e-12), case
+        assert scaled["kappa"] == pytest.approx(p["kappa"], rel=1e-6, abs=1e-12), case
+        assert scaled["lam"] == pytest.approx(p["lam"] * 1e-3, rel=1e-6), case
+
+
+@pytest.mark.parametrize("sigma", [1.0, 1.2])
+def test_sigma_pushed_against_its_upper_bound_is_flagged(sigma):
+    # Data that want sigma >= 1 (1.2 is outside the law's range): the fit
+    # ends on sigma = 1 and says so, rather than at 1 - 1e-7 unflagged.
+    n = np.arange(1, 33)
+    fit = quiet_fit(n, exact_usl(n, sigma, 1e-3, 1.0))
+    assert fit.params["sigma"] == 1.0
+    assert fit.at_bound == {"sigma": "upper"}
+    assert math.isnan(fit.stderr["sigma"]) and "at its upper bound" in str(fit)
+
+
+def test_sigma_just_inside_its_bound_is_a_fitted_value():
+    n = np.arange(1, 33)
+    fit = quiet_fit(n, exact_usl(n, 1 - 1e-7, 1e-3, 1.0))
+    assert fit.params["sigma"] == pytest.approx(1 - 1e-7, rel=1e-12)
+    assert fit.at_bound == {}
+
+
+def test_usl_fit_prints_the_units():
+    fit = queueing.usl_fit(np.arange(1, 33), CISCO_X, unit="ops/s")
+    assert fit.model.params["lam"].unit == "ops/s"
+    assert "ops/s" in str(fit) and "metric/unit" not in str(fit)
+    assert "metric/unit" not in str(queueing.usl_fit(np.arange(1, 33), CISCO_X))
+    from mmcost.usl import UslModel
+
+    assert UslModel(metric="transactions_per_s", n_column="threads").params["lam"].unit == "1/s"
+
+
+def test_usl_fit_refuses_more_points_than_its_limit():
+    n = np.arange(1, 10**6 + 2, dtype=float)
+    with pytest.raises(ValueError, match=r"len\(n\) = 1e\+06 is above the limit"):
+        queueing.usl_fit(n, n)

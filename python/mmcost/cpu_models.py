@@ -150,6 +150,20 @@ def default_for(arch: str) -> CpuModel:
     return PRESETS["generic-arm64" if arch == "arm64" else "generic-x86"]
 
 
+def check_arch(arch: str, cpu_model: str) -> None:
+    """Raise a ValueError naming both fields when preset ``cpu_model`` is not
+    of architecture ``arch``. A mismatch is refused, not resolved by switching
+    to ``arch``'s generic preset: the preset's clock, TLB sizes and cycle costs
+    are what a fit's values are ratios to, and the generic one would describe
+    a machine nobody asked about."""
+    cpu = get(cpu_model)
+    if arch != cpu.arch:
+        other = "generic-arm64" if arch == "arm64" else "generic-x86"
+        raise ValueError(f"arch={arch!r} does not match cpu_model={cpu.name!r}, an {cpu.arch} preset: set arch="
+                         f"{cpu.arch!r}, or a cpu_model of {arch} (e.g. {other!r}; presets: "
+                         f"{sorted(n for n, p in PRESETS.items() if p.arch == arch)})")
+
+
 CORE_WRITE_SOURCE = _CORE_BW
 
 

@@ -21,11 +21,21 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from . import schema
-from .model import Model
+from .model import Model, UnknownColumnWarning, warn_unknown_columns
 
 
 class NotIdentifiableWarning(UserWarning):
     """The data cannot pin down some parameter (combination)."""
+
+
+class PoorFitWarning(UserWarning):
+    """chi2/dof is far above 1: the model misses the data by more than their
+    sigma says (a wrong mechanism, a wrong sigma, or a wrong number)."""
+
+
+class InfeasibleDrawsWarning(UserWarning):
+    """A band dropped more than :data:`MAX_DROPPED_SHARE` of its parameter
+    draws for some row: configurations those draws make impossible."""
 
 
 #: absolute correlation above which a parameter pair is reported as not identifiable
@@ -40,6 +50,16 @@ MAX_SAMPLES = 10**6
 MAX_BAND_CELLS = 10**8
 #: condition number of the weighted Jacobian above which the fit warns
 CONDITION_LIMIT = 1e8
+#: a fit warns (PoorFitWarning) when chi2/dof > CHI2_DOF_LIMIT and a correct model with correct sigma
+#: would give a chi2 this large with probability below CHI2_P_LIMIT. chi2/dof > 4 alone has
+#: probability 4.6% at 1 dof, 1.8% at 2, 0.74% at 3 (chi2 > 12), 2e-5 at 10: the p limit decides at
+#: 1 and 2 dof (chi2/dof above 6.6 and 4.6), the ratio from 3 on. The ratio keeps a fit of many rows
+#: from warning for a small systematic miss (chi2/dof = 1.5 at 200 dof has p = 1e-6): 4 is where
+#: sqrt(chi2/dof), the factor scaled errors are widened by, reaches 2.
+CHI2_DOF_LIMIT = 4.0
+CHI2_P_LIMIT = 0.01
+#: share of a row's band draws that may be infeasible and dropped without a warning
+MAX_DROPPED_SHARE = 0.05
 
 
 def _sigmas(df: pd.DataFrame, default_rel: float) -> tuple[np.ndarray, np.ndarray]:
@@ -107,8 +127,14 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     absolute_sigma: True treats sigma as known (covariance = (J^T J)^-1); False
     rescales the covariance by chi2/dof. Default: True when every row has a
     published uncertainty, else False.
+
+    A chi2/dof above :data:`CHI2_DOF_LIMIT` that a correct model would give
+    with probability below :data:`CHI2_P_LIMIT` warns (:class:`PoorFitWarning`,
+    also in ``warnings``), unless ``absolute_sigma=False`` was passed: then
+    sigma are only relative weights and chi2/dof estimates their scale.
     """
     df = _check_data(model, df)
+    warn_unknown_columns(model, df, stacklevel=3)
     free = [p for p in model.parameters if p.free]
     if not free:
         raise ValueError(f"{model.name}: no free parameter to fit")
@@ -158,9 +184,14 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
     pred = plan(best)
     chi2 = float(np.sum(((pred - measured) / sigma) ** 2))
     dof = len(df) + len(priors) - len(names)
+    # absolute_sigma=False said by the caller: sigma are relative weights of unknown scale (usl_fit's unit
+    # weights), and chi2/dof is that scale's estimate, not a test of the model
+    tested = absolute_sigma is not False
     if absolute_sigma is None:  # known sigma only when every row published one
         absolute_sigma = not any(str(s).startswith("default") for s in source)
     cov, warns = _covariance(res.jac, names, chi2, dof, absolute_sigma)
+    if tested and dof > 0 and chi2 / dof > CHI2_DOF_LIMIT and _chi2_sf(chi2, dof) < CHI2_P_LIMIT:
+        warns.append(_poor_fit(model.name, chi2, dof, absolute_sigma, pred, measured, sigma, df))
     if res.status == 0:
         warns.append(w)
     # least_squares' active set: a parameter pinned at a bound has no two-sided error
@@ -176,6 +207,32 @@ def fit(model: Model, df: pd.DataFrame, *, absolute_sigma: bool | None = None, d
                      warnings=tuple(warns), nfev=int(res.nfev), at_bound=at_bound)
 
 
+def _chi2_sf(chi2: float, dof: int) -> float:
+    """P(X > chi2) for X ~ chi2 with ``dof`` degrees of freedom."""
+    from scipy.stats import chi2 as chi2_dist
+
+    return float(chi2_dist.sf(chi2, dof))
+
+
+def _poor_fit(name, chi2, dof, absolute_sigma, pred, measured, sigma, df) -> str:
+    """Warn that chi2/dof is above :data:`CHI2_DOF_LIMIT`, naming the worst
+    row and what the fit did to the errors and bands; return the text."""
+    pull = (measured - pred) / sigma
+    i = int(np.argmax(np.abs(pull)))
+    if absolute_sigma:
+        bands = ("sigma is taken as published (absolute_sigma), so the errors and bands are NOT widened: they "
+                 f"are too narrow by about sqrt(chi2/dof) = {math.sqrt(chi2 / dof):.3g}x; "
+                 "fit(..., absolute_sigma=False) scales them")
+    else:
+        bands = (f"the covariance is scaled by chi2/dof, so the errors and bands are widened by sqrt(chi2/dof) = "
+                 f"{math.sqrt(chi2 / dof):.3g}x, which hides a misfit rather than explaining it")
+    w = (f"{name}: chi2/dof = {chi2:.4g}/{dof} = {chi2 / dof:.3g} (p = {_chi2_sf(chi2, dof):.2g} for a correct "
+         f"model and sigma): the model misses the data; worst row {i} ({df['metric'].iloc[i]}: measured "
+         f"{measured[i]:.4g}, predicted {pred[i]:.4g}, pull {pull[i]:+.3g}); {bands}")
+    warnings.warn(w, PoorFitWarning, stacklevel=4)
+    return w
+
+
 @functools.cache
 def _takes_workers() -> bool:
     return "workers" in inspect.signature(least_squares).parameters
@@ -186,6 +243,22 @@ def _batch_jacobian(columns) -> dict:
     Jacobian's finite differences are evaluated together; the same points and
     values as SciPy's own loop, so the fit is the same. Older SciPy loops."""
     return {"workers": columns} if _takes_workers() else {}
+
+
+def band_level(level, interval, where: str) -> float:
+    """The probability a band covers: ``level`` (the one spelling of the public
+    API: ``value, lo, hi`` at ``level``), or the deprecated keyword
+    ``interval`` with a DeprecationWarning."""
+    if interval is not None:
+        warnings.warn(f"{where}: interval= is deprecated, use level= (the band's lo and hi at that level)",
+                      DeprecationWarning, stacklevel=3)
+        if level is not None and level != interval:
+            raise TypeError(f"{where}: give level or interval (deprecated), not both")
+        level = interval
+    level = 0.9 if level is None else level
+    if not isinstance(level, (float, int)) or isinstance(level, bool) or not (0 < level < 1):
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    return float(level)
 
 
 def _rng(seed) -> np.random.Generator:
@@ -233,7 +306,7 @@ def _bounded_gaussian_draws(mean: np.ndarray, cov: np.ndarray, side: list, n: in
 
 def _penalised_chi2(result: FitResult, sigma: np.ndarray) -> float:
     """sum of squared residuals over ``sigma`` plus each free prior's penalty."""
-    pred = result.model.evaluate(result.data)
+    pred = result.model.plan(result.data)()
     chi2 = float(np.sum(((pred - result.data["value"].to_numpy(float)) / sigma) ** 2))
     for q in result.model.parameters:
         if q.free and q.prior is not None:
@@ -325,6 +398,8 @@ class FitResult:
         if model.free_names:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotIdentifiableWarning)
+                warnings.simplefilter("ignore", UnknownColumnWarning)  # the fit said it once
+                warnings.simplefilter("ignore", PoorFitWarning)  # a refit of this fit's data or its noise
                 chi2 = _penalised_chi2(fit(model, self.data, absolute_sigma=True,
                                            default_rel_error=self.model.default_rel_error), self.sigma)
         else:
@@ -380,7 +455,7 @@ class FitResult:
 
     @property
     def residuals(self) -> pd.DataFrame:
-        pred = self.model.evaluate(self.data)
+        pred = self.model.plan(self.data)()
         out = self.data.copy()
         out["measured"] = self.data["value"].to_numpy(float)
         out["predicted"] = pred
@@ -419,19 +494,27 @@ class FitResult:
                     out[q.name] = np.clip(rng.normal(q.prior.value, q.prior.width, n), q.lower, q.upper)
         return out
 
-    def predict(self, configs: pd.DataFrame, interval: float = 0.9, *, n_samples: int = 500, seed=0,
-                method: str = "covariance", fixed_priors: bool = False) -> pd.DataFrame:
+    def predict(self, configs: pd.DataFrame, level: float | None = None, *, n_samples: int = 500, seed=0,
+                method: str = "covariance", fixed_priors: bool = False, interval: float | None = None) -> pd.DataFrame:
         """Predictions with an uncertainty band: the configuration columns plus
         ``best`` (at the best fit), ``mean``, ``lo`` and ``hi`` (the central
-        ``interval`` of the predictions over parameter draws, see
+        ``level`` (default 0.9) of the predictions over parameter draws, see
         :meth:`sample_params`; a simulated model's Monte Carlo error is added
         to every draw). A parameter on a bound (:attr:`at_bound`) is drawn on
         its feasible side only, so its band is one-sided about ``best`` and
-        need not contain it (the best fit is then the band's edge case)."""
+        need not contain it (the best fit is then the band's edge case).
+
+        A draw a row cannot use (its configuration refused at those values: a
+        zswap pool above the memcg limit at a drawn compression ratio; or a
+        prediction that is not finite: a change whose baseline is 0) is
+        dropped for that row: ``dropped_draws`` counts them, ``mean``, ``lo``
+        and ``hi`` are over the rest (the band is conditional on a feasible
+        configuration), ``attrs["infeasible"]`` keeps the first errors, and
+        more than :data:`MAX_DROPPED_SHARE` dropped in a row warns
+        (:class:`InfeasibleDrawsWarning`). ``best`` itself must be feasible."""
         if not isinstance(configs, pd.DataFrame):
             raise TypeError(f"configs must be a pandas DataFrame of configurations, got {type(configs).__name__}")
-        if not isinstance(interval, (float, int)) or isinstance(interval, bool) or not (0 < interval < 1):
-            raise ValueError(f"interval must be a number in (0, 1), got {interval!r}")
+        level = band_level(level, interval, "predict")
         if not isinstance(n_samples, int) or isinstance(n_samples, bool) or not 2 <= n_samples <= MAX_SAMPLES:
             raise ValueError(f"n_samples must be an integer in [2, {MAX_SAMPLES:,}], got {n_samples!r}")
         if n_samples * max(len(configs), 1) > MAX_BAND_CELLS:
@@ -439,21 +522,43 @@ class FitResult:
                              "predictions; predict fewer rows at a time (mmcost.sweep does)")
         rows = configs.reset_index(drop=True)
         plan = self.model.plan(rows)
+        warn_unknown_columns(self.model, rows)
         best = plan()
         draws = self.sample_params(n_samples, seed, method, fixed_priors)
         rng = _rng([1, *np.atleast_1d(seed)])  # a stream of its own, apart from the draws
         thetas = draws.to_dict("records")
-        preds = plan.many(thetas)  # every draw's solves in one batch where the model's solver takes one
+        errors: list = []
+        preds = plan.many(thetas, errors=errors)  # every draw's solves in one batch where the solver takes one
         for i, theta in enumerate(thetas):
             mc = self.model.mc_stderr(rows, {**self.model.values(), **theta})
             if mc is not None:
                 preds[i] += rng.normal(0.0, mc)
-        q = (1 - interval) / 2
+        q = (1 - level) / 2
         out = configs.reset_index(drop=True).copy()
         out["best"] = best
-        out["mean"] = preds.mean(axis=0)
-        out["lo"] = np.quantile(preds, q, axis=0)
-        out["hi"] = np.quantile(preds, 1 - q, axis=0)
+        ok = np.isfinite(preds)
+        mean, lo, hi = (np.full(len(rows), np.nan) for _ in range(3))
+        full = ok.all(axis=0)
+        if full.any():
+            mean[full] = preds[:, full].mean(axis=0)
+            lo[full], hi[full] = np.quantile(preds[:, full], [q, 1 - q], axis=0)
+        for j in np.flatnonzero(~full & ok.any(axis=0)):  # the rows that lost some draws: the rest
+            col = preds[ok[:, j], j]
+            mean[j], lo[j], hi[j] = col.mean(), *np.quantile(col, [q, 1 - q])
+        out["mean"], out["lo"], out["hi"] = mean, lo, hi
+        dropped = (~ok).sum(axis=0)
+        out["dropped_draws"] = dropped
+        out.attrs["infeasible"] = list(dict.fromkeys(msg for _, _, msg in errors))[:10]
+        worst = int(dropped.max()) if len(dropped) else 0
+        if worst > MAX_DROPPED_SHARE * n_samples:
+            j = int(np.argmax(dropped))
+            many = int((dropped > MAX_DROPPED_SHARE * n_samples).sum())
+            first = next((msg for _, idx, msg in errors if j in np.atleast_1d(idx)), "")
+            warnings.warn(f"{self.model.name}: {worst} of {n_samples} parameter draws ({worst / n_samples:.0%}) "
+                          f"are infeasible for row {j} ({rows['metric'].iloc[j]})"
+                          + (f" and more than {MAX_DROPPED_SHARE:.0%} for {many - 1} other row(s)" if many > 1 else "")
+                          + f"; they are dropped (column dropped_draws) and the band covers the feasible draws "
+                          f"only. First error: {first}", InfeasibleDrawsWarning, stacklevel=2)
         return out
 
     # --- validation -----------------------------------------------------------------
@@ -474,10 +579,12 @@ class FitResult:
             groups = [list(ix) for ix in self.data.groupby(list(by), dropna=False, sort=False).indices.values()]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
+            warnings.simplefilter("ignore", UnknownColumnWarning)  # the fit said it once
+            warnings.simplefilter("ignore", PoorFitWarning)  # a refit of this fit's data or its noise
             for rows in groups:
                 rest = self.data.drop(index=rows)
                 refit = fit(self.model, rest, absolute_sigma=self.absolute_sigma, default_rel_error=self.model.default_rel_error)
-                out.loc[rows, "predicted"] = refit.model.evaluate(self.data.iloc[rows]).astype(float)
+                out.loc[rows, "predicted"] = refit.model.plan(self.data.iloc[rows])().astype(float)
         out["residual"] = out["measured"] - out["predicted"]
         out["pull"] = out["residual"] / out["sigma"]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -497,12 +604,14 @@ class FitResult:
         if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= MAX_SAMPLES:
             raise ValueError(f"n must be an integer in [2, {MAX_SAMPLES:,}], got {n!r}")
         rng = _rng(seed)
-        pred = self.model.evaluate(self.data)
+        pred = self.model.plan(self.data)()
         # the noise the fit believes in: sigma, or sigma scaled to chi2/dof
         noise = self.sigma * (1.0 if self.absolute_sigma else math.sqrt(max(self.chi2_dof, 0.0)))
         samples = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
+            warnings.simplefilter("ignore", UnknownColumnWarning)  # the fit said it once
+            warnings.simplefilter("ignore", PoorFitWarning)  # a refit of this fit's data or its noise
             for _ in range(n):
                 fake = self.data.copy()
                 fake["value"] = pred + rng.normal(0.0, noise)
@@ -578,14 +687,35 @@ class FitResult:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<FitResult {self.model.name}: chi2/dof={self.chi2_dof:.3g}, params={ {k: round(v, 6) for k, v in self.params.items()} }>"
+        params = ", ".join(f"{k!r}: {v:.6g}" for k, v in self.params.items())  # significant digits: 3e-06 stays 3e-06
+        return f"<FitResult {self.model.name}: chi2/dof={self.chi2_dof:.3g}, params={{{params}}}>"
 
     def _repr_html_(self) -> str:
+        """The parameter table, the correlation matrix of the free parameters
+        (|r| above CORRELATION_NOTE in bold) and the warnings; every name,
+        unit, prior source and warning HTML-escaped."""
+        from html import escape
+
         t = self.table()
         rows = "".join(
-            f"<tr><td>{r.parameter}</td><td>{r.value:.6g}</td><td>{'' if not r.free else f'{r.stderr:.3g}'}</td>"
-            f"<td>{r.unit}</td><td>{r.bounds}</td><td>{r.prior}</td></tr>" for r in t.itertuples())
-        warn = "".join(f"<li>{w}</li>" for w in self.warnings)
-        return (f"<p><b>{self.model.name}</b>: &chi;&sup2;/dof = {self.chi2:.4g}/{self.dof} = {self.chi2_dof:.3g}, "
-                f"{len(self.data)} points</p><table><tr><th>parameter</th><th>value</th><th>stderr</th><th>unit</th>"
-                f"<th>bounds</th><th>prior</th></tr>{rows}</table>" + (f"<ul>{warn}</ul>" if warn else ""))
+            f"<tr><td>{escape(r.parameter)}</td><td>{r.value:.6g}</td><td>{'' if not r.free else f'{r.stderr:.3g}'}</td>"
+            f"<td>{escape(r.unit)}</td><td>{escape(r.bounds)}</td><td>{escape(r.prior)}</td></tr>" for r in t.itertuples())
+        warn = "".join(f"<li>{escape(w)}</li>" for w in self.warnings)
+        corr = ""
+        if len(self.names) > 1:
+            c = self.correlation
+            head = "".join(f"<th>{escape(n)}</th>" for n in self.names)
+            body = ""
+            for a in self.names:
+                cells = ""
+                for b in self.names:
+                    r = c.loc[a, b]
+                    text = f"{r:+.3f}" if np.isfinite(r) else "nan"
+                    strong = a != b and np.isfinite(r) and abs(r) > CORRELATION_NOTE
+                    cells += f"<td>{'<b>' + text + '</b>' if strong else text}</td>"
+                body += f"<tr><th>{escape(a)}</th>{cells}</tr>"
+            corr = f"<p>correlations</p><table><tr><th></th>{head}</tr>{body}</table>"
+        return (f"<p><b>{escape(self.model.name)}</b>: &chi;&sup2;/dof = {self.chi2:.4g}/{self.dof} = "
+                f"{self.chi2_dof:.3g}, {len(self.data)} points</p><table><tr><th>parameter</th><th>value</th>"
+                f"<th>stderr</th><th>unit</th><th>bounds</th><th>prior</th></tr>{rows}</table>{corr}"
+                + (f"<ul>{warn}</ul>" if warn else ""))

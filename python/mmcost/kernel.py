@@ -6,15 +6,36 @@ changed on the path. :func:`features` folds the catalogue into the switch
 values of one kernel version, which is what a ``kernel`` configuration column
 selects; a column named like a switch still overrides it for its row.
 
-Versions are mainline releases; a string such as ``"v6.6-rc4+anonfolio"``
-reads as 6.6 (an -rc counts as its release, which is what the tree has in it
-after the merge window), and what its ``+patches`` add must be set by hand.
+Versions are mainline releases: ``"6.6"``, ``"v6.6-rc4"`` and
+``"6.18.44-fc-v973"`` read as 6.6 and 6.18 (an -rc counts as its release,
+which is what the tree has in it after the merge window). Stable trees that
+backported a change (PTI reached 4.14.11, 4.9.75 and 4.4.110) are not
+modelled: their version reads as mainline's, so name the backport as a patch.
+
+A kernel with patches on top names them after ``+``, each a catalogue switch
+set as the patch sets it: ``"6.6+anon_mthp+swap_whole_mthp"`` (a bool switch
+named alone is True), ``"4.7+writeback_tags=false"``,
+``"6.12+swap_alloc_lock=per_cluster"``. A study's kernel variants are such
+strings, never pinned switch fields, so a ``kernel`` column sets every switch
+its row leaves empty (:mod:`mmcost.mechanism`). Any other ``+`` text is a
+local version and is ignored (``uname -r`` of a dirty tree ends in ``+``; a
+Raspberry Pi kernel reads ``6.6.31+rpt-rpi-v8``), but a word within a typo of
+a switch name is refused.
+
 Commits are the mainline ids (12 hex digits) where known; a change known by
-its series title only says so.
+its series title only says so. The releases of 4d4b6d66db63, 4b3ef9daa4fc,
+bd4c82c22c36 and PTI were read off the trees just before and at them (e.g.
+``pte_accessible()`` in ``set_tlb_ubc_flush_pending``: absent from v6.3.8's
+``mm/rmap.c``, present in v6.4's). Changes the models would not read are not
+catalogued: the v6.18 swap table (the swap cache under the cluster lock
+instead of an xarray lock; series by Kairui Song) changes no station of
+:class:`mmcost.swap.SwapModel`, whose swap cache has been an uncontended lock
+since the v4.11 trunks and whose per-entry work is ``swapcache_us_per_page``.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -55,21 +76,35 @@ CHANGES: tuple[Change, ...] = (
            "arm64: support batched/deferred tlb shootdown during page reclamation/migration",
            "arm64 issues the broadcast TLBI per page at unmap and waits one DSB ISH per batch "
            "(arch_tlbbatch_flush) instead of a DSB per page", "swap, tlb", arch="arm64"),
-    Change("skip_inaccessible", True, False, "6.8", "4d4b6d66db",
-           "mm,unmap: avoid flushing tlb in batch if PTE is inaccessible",
-           "a PROT_NONE PTE (NUMA hinting) cannot be cached in a TLB, so migrating its folio needs no flush",
+    Change("skip_inaccessible", True, False, "6.4", "4d4b6d66db63",
+           "mm,unmap: avoid flushing TLB in batch if PTE is inaccessible",
+           "set_tlb_ubc_flush_pending() returns early when !pte_accessible(): a PROT_NONE PTE (NUMA hinting) "
+           "cannot be cached in a TLB, so migrating its folio needs no flush (a fix to v6.3's 7e12beb8ca2a)",
            "tlb"),
     Change("invlpgb", True, False, "6.15", "4afeb0ed1753",
            "x86/mm: Enable broadcast TLB invalidation for multi-threaded processes",
            "AMD INVLPGB/TLBSYNC replace flush IPIs for multi-threaded mms (CPUs with the feature only): "
            "flush_tlb_mm_range -> broadcast_tlb_flush for an mm with a global ASID (active on > 3 CPUs), "
-           "arch_tlbbatch_flush -> invlpgb_flush_all_nonglobals", "tlb", arch="x86"),
+           "arch_tlbbatch_flush -> invlpgb_flush_all_nonglobals. Only where the CPU advertises "
+           "X86_FEATURE_INVLPGB: KVM does not expose it to a guest (arch/x86/kvm/cpuid.c, CPUID 0x80000008 EBX)",
+           "tlb", arch="x86"),
+    Change("invlpgb_with_pti", False, True, "6.16", "94a17f2dc90b",
+           "x86/mm: Disable INVLPGB when PTI is enabled",
+           "pti_check_boottime_disable() clears X86_FEATURE_INVLPGB when it turns PTI on (the user-ASID flush "
+           "bitmap cannot hold INVLPGB's global ASIDs); v6.15 used both (Cc: stable: 6.15.y has the fix)",
+           "tlb", arch="x86"),
+    Change("pti", True, False, "4.15", "aa8c6248f8c7",
+           "x86/mm/pti: Add infrastructure for page table isolation",
+           "page-table isolation (KAISER): with pti=auto the kernel isolates on a CPU with X86_BUG_CPU_MELTDOWN "
+           "(arch/x86/mm/pti.c); a user flush is paid on the user PCID too. Mainline v4.15 (-rc4); the stable "
+           "backports (4.14.11, 4.9.75, 4.4.110) are not modelled: name them as a patch (+pti)",
+           "tlb", arch="x86"),
     Change("batched_lazyfree_unmap", True, False, "6.15", "354dffd29575",
            "mm: support batched unmap for lazyfree large folios during reclamation",
            "try_to_unmap_one clears a lazyfree (MADV_FREE) large folio's PTEs in one batch (get_and_clear_ptes, "
            "one pending flush, folio_remove_rmap_ptes) instead of one page_vma_mapped_walk iteration per PTE; "
            "v6.16's folio_unmap_pte_batch allows partial batches", "tlb"),
-    Change("batched_migration_flush", True, False, "6.3", "",
+    Change("batched_migration_flush", True, False, "6.3", "7e12beb8ca2a",
            "migrate_pages: batch flushing TLB (series by Huang Ying)",
            "migrate_pages_batch unmaps a batch with TTU_BATCH_FLUSH and flushes once (try_to_unmap_flush) "
            "instead of ptep_clear_flush per PTE in try_to_migrate_one", "tlb"),
@@ -78,10 +113,11 @@ CHANGES: tuple[Change, ...] = (
            "a KVM guest sends a flush IPI to a whole cpumask with one KVM_HC_SEND_IPI hypercall "
            "(kvm_send_ipi_mask) instead of one VM-exiting ICR write per target", "swap, tlb", arch="x86"),
     # --- large folios on the swap-out path -----------------------------------------------------
-    Change("swap_whole_pmd_thp", True, False, "4.13", "",
-           "mm, THP, swap: delay splitting THP during swap out (series by Huang Ying)",
-           "a PMD-size THP gets a swap cluster and enters the swap cache whole; it is split only after",
-           "swap"),
+    Change("swap_whole_pmd_thp", True, False, "4.14", "bd4c82c22c36",
+           "mm, THP, swap: delay splitting THP after swapped out (series by Huang Ying)",
+           "a PMD-size THP is written to swap whole and split only after swap-out. v4.13 gave it "
+           "a swap cluster and the swap cache whole but still split it before pageout() ('We don't support THP "
+           "writes' in shrink_page_list)", "swap"),
     Change("anon_mthp", True, False, "6.8", "",
            "mm: thp: support allocation of anonymous multi-size THP (series by Ryan Roberts)",
            "anonymous faults may allocate folios between 4K and PMD size (hugepages-<size>kB/enabled)", "swap"),
@@ -110,13 +146,10 @@ CHANGES: tuple[Change, ...] = (
            "mm: don't use radix tree writeback tags for pages in swap cache (Huang Ying, seed 004)",
            "AS_NO_WRITEBACK_TAGS: writeback start/end no longer take the swap cache tree_lock to set "
            "and clear PAGECACHE_TAG_WRITEBACK", "swap"),
-    Change("swapcache_lock_partitions", 0, 1, "4.10", "4b3ef9daa4fc",
+    Change("swapcache_lock_partitions", 0, 1, "4.11", "4b3ef9daa4fc",
            "mm/swap: split swap cache into 64MB trunks",
            "one address_space (and tree lock) per 64 MiB of swap instead of one per device: sequential "
            "writers rarely meet on one lock (0 = not a contended station)", "swap"),
-    Change("swap_table", True, False, "6.18", "",
-           "mm, swap: use the swap table for the swap cache and switch API (series by Kairui Song)",
-           "the swap cache lives in per-cluster swap tables under the cluster lock; no xarray lock", "swap"),
     Change("pcp_high_order", True, False, "5.13", "44042b449872",
            "mm/page_alloc: allow high-order pages to be stored on the per-cpu lists",
            "orders 1 to PAGE_ALLOC_COSTLY_ORDER (3) and the pageblock order (a PMD THP) come from and go to "
@@ -140,27 +173,96 @@ _ARCHES = ("x86", "arm64")
 
 
 def parse_version(version) -> tuple[int, int]:
-    """(major, minor) of ``"6.6"``, ``"v6.6-rc4+anonfolio"``, ``"4.8.0-rc2"``, ``6.6``."""
+    """(major, minor) of ``"6.6"``, ``"v6.6-rc4+anon_mthp"``, ``"4.8.0-rc2"``, ``6.6``;
+    raises as :func:`patches` does for a bad ``+`` patch."""
     if isinstance(version, bool) or not isinstance(version, (str, int, float)):
         raise TypeError(f"kernel must be a version string such as '6.6', got {type(version).__name__}")
     text = str(version).strip()
     m = re.match(r"^v?(\d+)\.(\d+)", text)
     if not m:
         raise ValueError(f"kernel: cannot read a version from {version!r} (expected e.g. '6.6' or 'v6.9-rc4')")
+    _patches(text)
     return int(m.group(1)), int(m.group(2))
+
+
+def patches(version) -> dict[str, object]:
+    """The switches the ``+`` patches of ``version`` set: ``"6.6+anon_mthp+swap_whole_mthp"``
+    -> ``{"anon_mthp": True, "swap_whole_mthp": True}``; ``"4.7+writeback_tags=false"`` ->
+    ``{"writeback_tags": False}``. A value is read as the switch's catalogue values are (a bool,
+    an int, a float, or one of its choices); words that name no switch are local version text."""
+    parse_version(version)
+    return dict(_patches(str(version).strip()))
+
+
+@lru_cache(maxsize=256)
+def _patches(text: str) -> tuple:
+    known = _switch_values()
+    out = {}
+    for word in text.split("+")[1:]:
+        word = word.strip()
+        name, eq, raw = word.partition("=")
+        name = name.strip()
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+            if close or eq:
+                hint = f"; did you mean {close[0]!r}?" if close else f"; known switches: {sorted(known)}"
+                raise ValueError(f"kernel {text!r}: +{word} names no switch of the catalogue{hint}")
+            continue  # local version text (a dirty tree's trailing '+', a distribution's suffix)
+        values = known[name]
+        if not eq:
+            if not all(isinstance(x, bool) for x in values):
+                raise ValueError(f"kernel {text!r}: +{name} needs a value (+{name}=<value>), one of {sorted(map(str, values))}")
+            out[name] = True
+            continue
+        out[name] = _patch_value(text, name, raw.strip(), values)
+    return tuple(out.items())
+
+
+def _patch_value(text: str, name: str, raw: str, values: tuple):
+    if all(isinstance(x, bool) for x in values):
+        if raw.lower() in ("true", "1", "yes", "on"):
+            return True
+        if raw.lower() in ("false", "0", "no", "off"):
+            return False
+    elif all(isinstance(x, int) and not isinstance(x, bool) for x in values):
+        if re.fullmatch(r"\d+", raw):
+            return int(raw)
+    elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values):
+        try:
+            x = float(raw)
+        except ValueError:
+            pass
+        else:
+            if x == x and x not in (float("inf"), float("-inf")) and x >= 0:
+                return x
+    elif raw in values:
+        return raw
+    raise ValueError(f"kernel {text!r}: +{name}={raw} is not a value of {name} "
+                     f"(the catalogue's: {sorted(map(str, values))})")
+
+
+@lru_cache(maxsize=1)
+def _switch_values() -> dict[str, tuple]:
+    out: dict[str, list] = {}
+    for c in CHANGES:
+        for x in (c.before, c.value):
+            if x not in out.setdefault(c.switch, []):
+                out[c.switch].append(x)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def features(version, arch: str = "x86") -> dict[str, object]:
     """The switch values of kernel ``version`` on ``arch``: every switch in
     :data:`CHANGES`, at its value after the last change at or before that
-    version (its ``before`` value if none)."""
+    version (its ``before`` value if none), then as its ``+`` patches set it."""
     if arch not in _ARCHES:
         raise ValueError(f"arch must be one of {list(_ARCHES)}, got {arch!r}")
-    return dict(_features(parse_version(version), arch))
+    v = parse_version(version)
+    return dict(_features(v, arch, _patches(str(version).strip())))
 
 
 @lru_cache(maxsize=256)
-def _features(v: tuple[int, int], arch: str) -> tuple:
+def _features(v: tuple[int, int], arch: str, patched: tuple = ()) -> tuple:
     # every solve asks for its kernel's switches: the catalogue walk is done once per version
     out: dict[str, object] = {}
     for c in sorted(CHANGES, key=lambda c: parse_version(c.version)):
@@ -170,6 +272,7 @@ def _features(v: tuple[int, int], arch: str) -> tuple:
             out[c.switch] = c.value
         else:
             out.setdefault(c.switch, c.before)
+    out.update(patched)
     return tuple(out.items())
 
 

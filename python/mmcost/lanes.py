@@ -259,8 +259,17 @@ def count(model) -> int | None:
 def find_root(f, lo: float, hi: float, lanes: int | None, xatol: float, xrtol: float = 4 * np.finfo(float).eps,
               where=True, fill=0.0):
     """The root of ``f`` between ``lo`` and ``hi``, within ``xatol`` plus
-    ``xrtol`` times the root, in the lanes ``where`` holds (where ``f(lo)``
-    and ``f(hi)`` differ in sign); ``fill`` in the others.
+    ``xrtol`` times the root, in the lanes ``where`` holds; ``fill`` in the
+    others. ``f`` is monotone over the bracket (the callers' is the excess
+    ``g(x) - x`` of a fixed point of a non-increasing ``g``).
+
+    Where ``f`` changes sign across the bracket its root is searched. Where
+    it does not, the root lies beyond an end and, clipped to the bracket,
+    is that end: the one where ``|f|`` is smaller (for a fixed point, ``g``
+    reaching past the bracket: a throttling sleep at its full length,
+    kswapd taking all the reclaim; a fixed point that sits at an end, as
+    ``g(1) = 1`` does, gives an excess of a rounding error there, +7e-15,
+    of either sign). An end where ``f`` is 0 is the root.
 
     ``f`` takes and returns one value per lane: a float for one
     configuration (``lanes`` None), an array of ``lanes`` values for a lane
@@ -270,18 +279,43 @@ def find_root(f, lo: float, hi: float, lanes: int | None, xatol: float, xrtol: f
     the lanes not yet converged; ``f`` still sees every lane (the others at
     their last iterate or ``fill``: a lane model's arithmetic is elementwise,
     so a lane's value is its own). The two methods stop at different points
-    within the tolerance."""
+    within the tolerance; an end that is the answer is the same in both."""
     from scipy.optimize import brentq  # here, not at import: keeps import mmcost quick
     from scipy.optimize.elementwise import find_root as chandrupatla
 
     if lanes is None:
-        return brentq(f, lo, hi, xtol=xatol, rtol=xrtol) if where else fill
+        if not where:
+            return fill
+        ends = {lo: f(lo), hi: f(hi)}
+        if not np.sign(ends[lo]) * np.sign(ends[hi]) < 0:  # no sign change (NaN: Brent's says so below)
+            if ends[lo] == 0 or abs(ends[lo]) < abs(ends[hi]):
+                return lo
+            if ends[hi] == 0 or abs(ends[hi]) < abs(ends[lo]):
+                return hi
+        # (Brent's evaluates the ends again: they are known)
+        return brentq(lambda x: ends[x] if x in ends else f(x), lo, hi, xtol=xatol, rtol=xrtol)
     current = np.array(np.broadcast_to(np.asarray(fill, dtype=float), (lanes,)))
     idx = np.flatnonzero(np.broadcast_to(where, (lanes,)))
     if idx.size == 0:
         return current
 
+    def at_end(x: float) -> np.ndarray:  # f with every searched lane at x
+        trial = current.copy()
+        trial[idx] = x
+        return np.asarray(f(trial), dtype=float)
+
+    f_lo, f_hi = at_end(lo), at_end(hi)
+    a, b = f_lo[idx], f_hi[idx]
+    current[idx] = np.where((a == 0) | (np.abs(a) < np.abs(b)), lo, hi)  # the end that is the root where f
+    settled = (np.sign(a) * np.sign(b) >= 0) & ((a == 0) | (b == 0) | (np.abs(a) != np.abs(b)))  # keeps its sign
+    idx = idx[~settled]
+    if idx.size == 0:
+        return current
+
     def g(x, at):
+        for end, known in ((lo, f_lo), (hi, f_hi)):  # (Chandrupatla's evaluates the ends again: they are known)
+            if np.all(x == end):
+                return known[at]
         current[at] = x
         return np.asarray(f(current.copy()))[at]
 

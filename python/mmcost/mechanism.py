@@ -13,9 +13,17 @@ configuration and solves it. Subclassing :class:`Mechanism` makes it a
 - a column of a data frame named like a leaf overrides it for that row, so a
   user's frame with ``folio_kb, processes, cpus, swap_device, kernel, ...``
   fits and predicts with no wrapper; rows are grouped by their overrides and
-  each distinct configuration is solved once;
+  each distinct configuration is solved once. An empty cell leaves the leaf
+  as it is; the word ``"none"`` sets a leaf that may be None to None
+  (``memcg_mb="none"``, or ``inf``: no memcg limit, global reclaim, with a
+  ``swapped_share``; ``cpu_model="none"``: the arch's generic preset; a
+  switch ``"none"``: the ``kernel``'s value). A number in a column of
+  strings (a CSV column that also holds "none") is read as the number;
 - leaves declared with ``knob(kernel=True)`` default to ``None`` and take
   their value from :func:`mmcost.kernel.features` of the ``kernel`` leaf;
+  a row's ``kernel`` column sets every switch the row does not set itself
+  (the model's or its variant's pins give way), and a row's ``cpu_model``
+  sets its ``arch`` unless the row sets both;
 - leaves a subclass derives from tables (CPU presets, compressors) default
   to ``None`` and are filled in; when a row changes what they derive from
   (``cpu_model``, ``compressor`` ...), a value moves in proportion to the two
@@ -49,7 +57,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .model import Model, Parameter, Prior
+from .model import INFEASIBLE, Model, Parameter, Prior
 
 #: fields of every mechanism that are not leaves
 #: joins a leaf and a variant in a per-variant parameter's name: ``build_factor@base+patch``
@@ -85,6 +93,8 @@ class Knob:
     aliases: tuple = ()
     #: a nested dataclass's leaves are named "<field>_<leaf>" (reuse_mean_us), not "<leaf>"
     prefix: bool = False
+    #: cell values that mean the field's None besides the word "none" (memcg_mb: inf, no limit)
+    none_values: tuple = ()
 
 
 def knob(default, *, factory=None, **kwargs):
@@ -101,6 +111,8 @@ class Leaf:
     path: tuple  # ((kind, key), ...): ("attr", field) / ("item", index)
     knob: Knob
     kind: str
+    #: the field may be None (its annotation says ``| None``): a cell "none" sets it so
+    nullable: bool = False
 
 
 def _kind_of(value, knob: Knob, annotation="") -> str:
@@ -136,7 +148,7 @@ def _walk(obj, path: tuple, prefix: str, out: dict, skip=frozenset()):
             name = prefix + f.name
             if name in out:
                 raise TypeError(f"{type(obj).__name__}: two fields flatten to the leaf name {name!r}")
-            out[name] = Leaf(name, here, k, _kind_of(val, k, f.type))
+            out[name] = Leaf(name, here, k, _kind_of(val, k, f.type), nullable="None" in str(f.type))
 
 
 class LeafMap(dict):
@@ -196,6 +208,24 @@ def _with_value(p: Parameter, value: float) -> Parameter:
     new.__dict__.update(p.__dict__)
     new.__dict__["value"] = value
     return new
+
+
+def _rebound(p: Parameter, value: float, k: Knob) -> Parameter:
+    """``p`` at ``value``, a value outside its bounds that the field itself
+    accepts: the bound it crossed widened to the field's own (Knob) bound.
+
+    A parameter's bounds (a study's ``demotion_rate_per_s >= 0.5``) limit
+    what a fit may try; they do not limit the configurations a user asks
+    about (a row's column, :meth:`Mechanism.set`). Only
+    :meth:`Mechanism.with_parameters` holds a value to the parameter's
+    bounds. Outside the field's own bounds, the ValueError names the field."""
+    if not (k.lower <= value <= k.upper):
+        raise ValueError(f"{p.name}: {value:g} is outside its bounds [{k.lower:g}, {k.upper:g}]")
+    lower = k.lower if value < p.lower else p.lower
+    upper = k.upper if value > p.upper else p.upper
+    if not lower < upper:  # a field with one allowed value
+        upper = lower + 1.0
+    return replace(p, value=value, lower=lower, upper=upper)
 
 
 def _get(obj, path):
@@ -272,6 +302,36 @@ def missing(value) -> bool:
     return isinstance(value, (float, np.floating)) and math.isnan(value)
 
 
+#: how a cell says "this field is None" (no memcg limit, no CPU preset, the kernel's switch): an empty
+#: cell cannot, it means "not set by this row"
+NONE = "none"
+
+
+def says_none(lf: Leaf, value) -> bool:
+    """Whether a cell sets the nullable leaf ``lf`` to None: the word
+    ``"none"`` (any case), or one of the leaf's ``none_values`` (memcg_mb:
+    inf). A ValueError for "none" in a leaf that has no None."""
+    if isinstance(value, str) and value.strip().lower() == NONE:
+        if not lf.nullable:
+            raise ValueError(f"{lf.name} cannot be {value!r}: the field has no unset value")
+        return True
+    if lf.knob.none_values and isinstance(value, (int, float, np.integer, np.floating)) \
+            and not isinstance(value, (bool, np.bool_)):
+        return any(value == x for x in lf.knob.none_values)
+    return False
+
+
+def _cell(lf: Leaf, value):
+    """A row's cell for leaf ``lf``: a number written as text (a CSV column
+    that also holds "none" is read as strings) as the number."""
+    if lf.kind in ("int", "float") and isinstance(value, str) and value.strip().lower() != NONE:
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value  # coerce names the field
+    return value
+
+
 def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()):
     """A column's cell as the leaf's type, or a ValueError/TypeError naming the leaf."""
     if kind == "bool":
@@ -306,6 +366,15 @@ def coerce(name: str, kind: str, value, choices: tuple = (), aliases: tuple = ()
     return value
 
 
+def _configures(cfg0, mine: dict) -> bool:
+    """Whether ``cfg0.set(**mine)`` passes the fields' checks."""
+    try:
+        cfg0.set(**mine)
+    except INFEASIBLE:
+        return False
+    return True
+
+
 class _Draw:
     """One parameter set's evaluation of a mechanism's plan.
 
@@ -328,6 +397,8 @@ class _Draw:
                 self.scoped.setdefault(variant, {})[leaf] = val
         self._base = None
         self._solved: dict = {}
+        #: a list where a band collects the errors of row groups this draw cannot solve (else None: raise)
+        self.infeasible: list | None = None
 
     @property
     def base(self) -> Mechanism:
@@ -407,6 +478,8 @@ class Mechanism(Model):
 
     FREE: ClassVar[tuple[str, ...]] = ()
     PRIORS: ClassVar[dict] = {}
+    #: columns :meth:`metric_value` reads from a row besides the leaves (LockSystem: lock, call_site)
+    ROW_COLUMNS: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self):
         inherited = _INHERITED_LEAVES.get()
@@ -425,7 +498,8 @@ class Mechanism(Model):
             val = getattr(self, name)
             if val is None or isinstance(val, enum.Enum):
                 continue
-            object.__setattr__(self, name, coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases))
+            val = None if says_none(lf, val) else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases)
+            object.__setattr__(self, name, val)
         # A copy that set float fields to numbers (a fit's or a band's draws) has nothing for the
         # tables to fill: their inputs (the CPU, the compressor, the kernel: never a float field) are
         # the original's, which filled every field they name, and no changed field is left empty.
@@ -485,6 +559,10 @@ class Mechanism(Model):
             object.__setattr__(self, "_leaves", cached)
         return cached
 
+    def column_names(self) -> set[str]:
+        """The leaves, ``variant`` and :attr:`ROW_COLUMNS`: what a row may set."""
+        return set(self.leaves) | {"variant", *self.ROW_COLUMNS}
+
     def get(self, name: str):
         if name not in self.leaves:
             raise KeyError(f"{type(self).__name__} has no field {name!r}; known: {sorted(self.leaves)}")
@@ -536,7 +614,8 @@ class Mechanism(Model):
             if name not in leaves:
                 raise ValueError(f"{type(self).__name__} has no field {name!r}; known: {sorted(leaves)}")
             lf = leaves[name]
-            val = None if val is None or val is pd.NA else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases)
+            val = (None if val is None or val is pd.NA or says_none(lf, val)
+                   else coerce(name, lf.kind, val, lf.knob.choices, lf.knob.aliases))
             changes.append((lf.path, val))
         return {key: v for (_, key), v in _new_values(self, changes).items()}  # top-level fields are attrs
 
@@ -606,7 +685,7 @@ class Mechanism(Model):
             if name in old:
                 p = old[name]
                 if not (p.lower <= val <= p.upper):
-                    raise ValueError(f"{name}: {val:g} is outside its bounds [{p.lower:g}, {p.upper:g}]")
+                    p = _rebound(p, val, k)
                 out.append(p if p.value == val else replace(p, value=val))
                 continue
             lower, upper = k.lower, k.upper
@@ -641,8 +720,8 @@ class Mechanism(Model):
                     return None
                 p, val = out[i], float(val)
                 if not (p.lower <= val <= p.upper):
-                    raise ValueError(f"{lf.name}: {val:g} is outside its bounds [{p.lower:g}, {p.upper:g}]")
-                if p.value != val:
+                    out[i] = _rebound(p, val, lf.knob)
+                elif p.value != val:
                     out[i] = _with_value(p, val)
         return tuple(out)
 
@@ -661,6 +740,11 @@ class Mechanism(Model):
                 settings[k] = c
             else:
                 values[k] = float(c)
+        for k, val in values.items():  # a parameter's value stays in its bounds (a row's column need not)
+            lower = settings.get(k, {}).get("lower", params[k].lower)
+            upper = settings.get(k, {}).get("upper", params[k].upper)
+            if not (lower <= val <= upper):
+                raise ValueError(f"{k}: {val:g} is outside its bounds [{lower:g}, {upper:g}]")
         scoped = {k: values.pop(k) for k in list(values) if SCOPE in k}
         new = tuple(replace(p, **settings[p.name]) if p.name in settings else p for p in self.parameters)
         new = tuple(replace(p, value=scoped[p.name]) if p.name in scoped else p for p in new)
@@ -742,11 +826,19 @@ class Mechanism(Model):
         the scales: at other parameter values a row moves its leaves alike."""
         over = {k: v for k, v in overrides.items() if not missing(v)}
         variant = over.pop("variant", None)
+        row = set(over)
         if variant is not None and self.variants:
             if variant not in self.variants:
                 raise ValueError(f"variant: {variant!r} is not one of this model's variants {list(self.variants)}")
             over = {**self.variants[variant], **over}
-        over = {k: v for k, v in over.items() if k in self.leaves}
+        over = {k: _cell(self.leaves[k], v) for k, v in over.items() if k in self.leaves}
+        if "kernel" in over:  # the switches follow the row's kernel (or its variant's) unless set with it
+            over.update(self._kernel_followers(row if "kernel" in row else set(over)))
+        cpu = over.get("cpu_model")
+        if isinstance(cpu, str) and cpu.strip().lower() != NONE and "arch" not in over and "arch" in self.leaves:
+            from .cpu_models import get
+
+            over["arch"] = get(cpu).arch  # a preset names its architecture ("none": the row's or model's arch)
         if not over:
             return self, frozenset(), {}
         old_t = self.table_values()
@@ -768,6 +860,13 @@ class Mechanism(Model):
             if moved:
                 new = new.set(**moved)
         return new, frozenset(over), scales
+
+    def _kernel_followers(self, explicit) -> dict:
+        """Leaves a ``kernel`` set with ``explicit`` leaves resets to None, so
+        they take that kernel's values: every kernel switch not in
+        ``explicit`` (a subclass adds a choice that stands for one)."""
+        return {lf.name: None for lf in self.leaves.values()
+                if lf.knob.kernel and lf.name not in explicit and self.get(lf.name) is not None}
 
     def _solved(self, key, overrides):
         cache = self.__dict__.get("_cache")
@@ -819,15 +918,29 @@ class Mechanism(Model):
                             by_row.setdefault(id(cfg0), (cfg0, []))[1].append((ctx, full, mine))
         by_class: dict = {}
         for cfg0, items in by_row.values():
-            results = type(cfg0).solve_draws(cfg0, [mine for _, _, mine in items])
+            try:
+                results = type(cfg0).solve_draws(cfg0, [mine for _, _, mine in items])
+            except INFEASIBLE:  # some draws' configurations are refused: batch the others
+                items = [it for it in items if _configures(cfg0, it[2])]
+                try:
+                    results = type(cfg0).solve_draws(cfg0, [mine for _, _, mine in items])
+                except INFEASIBLE:
+                    continue  # each draw is solved where it is asked, and fails alone
             if results is not None:
                 for (ctx, full, _), res in zip(items, results):
                     ctx._solved[full] = (cfg0, res)
                 continue
-            by_class.setdefault(type(cfg0), []).extend(
-                (ctx, full, cfg0.set(**mine) if mine else cfg0) for ctx, full, mine in items)
+            for ctx, full, mine in items:
+                try:
+                    by_class.setdefault(type(cfg0), []).append((ctx, full, cfg0.set(**mine) if mine else cfg0))
+                except INFEASIBLE:
+                    pass  # refused again, with its error, where the draw asks for it
         for cls, group in by_class.items():
-            for (ctx, full, cfg), res in zip(group, cls.solve_many([cfg for _, _, cfg in group])):
+            try:
+                solved = cls.solve_many([cfg for _, _, cfg in group])
+            except INFEASIBLE:
+                continue  # each solved (or refused) alone where its draw asks for it
+            for (ctx, full, cfg), res in zip(group, solved):
                 ctx._solved[full] = (cfg, res)
 
     @classmethod
@@ -846,11 +959,21 @@ class Mechanism(Model):
         return [c.solve() for c in configurations]
 
     def predict_prepared(self, metric, prepared, p, context) -> np.ndarray:
+        """The rows' ``metric`` at ``p``. Where ``context.infeasible`` is a
+        list (a band's draws, :meth:`Plan.many` with ``errors``), a row group
+        this draw cannot configure or solve is NaN and its error is kept
+        there; otherwise the error propagates."""
         n, groups = prepared
         out = np.empty(n)
         for key, over, idx, sub in groups:
-            cfg, res = context.solved(key, over)
-            out[idx] = np.asarray(cfg.metric_value(res, metric, sub), dtype=float)
+            try:
+                cfg, res = context.solved(key, over)
+                out[idx] = np.asarray(cfg.metric_value(res, metric, sub), dtype=float)
+            except INFEASIBLE as exc:
+                if getattr(context, "infeasible", None) is None:
+                    raise
+                context.infeasible.append(f"{type(exc).__name__}: {exc}")
+                out[idx] = np.nan
         return out
 
     def _configured(self, key, over):
@@ -939,9 +1062,11 @@ class Result:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td>{q.name}</td><td>{q.value:.5g}</td><td>{q.lo:.5g}</td><td>{q.hi:.5g}</td>"
-                       f"<td>{q.unit}</td></tr>" for q in self.quantities)
-        note = f"<p><i>{self.note}</i></p>" if self.note else ""
-        return (f"<p><b>{self.title}</b> ({self.solver}, level {self.level:.0%})</p><table><tr><th>quantity</th>"
+        from html import escape
+
+        rows = "".join(f"<tr><td>{escape(q.name)}</td><td>{q.value:.5g}</td><td>{q.lo:.5g}</td><td>{q.hi:.5g}</td>"
+                       f"<td>{escape(q.unit)}</td></tr>" for q in self.quantities)
+        note = f"<p><i>{escape(self.note)}</i></p>" if self.note else ""
+        return (f"<p><b>{escape(self.title)}</b> ({escape(self.solver)}, level {self.level:.0%})</p><table><tr><th>quantity</th>"
                 f"<th>value</th><th>lo</th><th>hi</th><th>unit</th></tr>{rows}</table>{note}")
 

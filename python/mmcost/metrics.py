@@ -114,9 +114,22 @@ METRICS: dict[str, tuple[str, str]] = {
     "zram_orig_data_size_peak_bytes": ("bytes", "zram mm_stat orig_data_size, peak during the run"),
     "zram_compr_data_size_peak_bytes": ("bytes", "zram mm_stat compr_data_size, peak during the run"),
     "zram_mem_used_total_peak_bytes": ("bytes", "zram mm_stat mem_used_total, peak during the run"),
+    # published corpus (issue 32): workloads and counters of the further threads
+    "usemem_total_throughput_kib_s": ("KiB/s", "usemem throughput summed over its processes ('Throughput (Sum)', 'total throughput')"),
+    "swap_cached_kib": ("KiB", "/proc/meminfo SwapCached (LKP meminfo.SwapCached)"),
+    "instructions_per_cycle": ("1", "instructions per cycle (LKP perf-stat.ipc)"),
+    "cache_miss_rate_pct": ("%", "cache misses per cache reference (LKP perf-stat.cache-miss-rate%)"),
+    "op_cost_cycles": ("cycles", "cost of one operation in CPU cycles (in-kernel micro-benchmark; the operation in the variant column)"),
+    "unixbench_shell_lpm": ("lpm", "UnixBench 'Shell Scripts' result, loops per minute"),
+    "unixbench_index": ("index", "UnixBench 'System Benchmarks Index Score' of the tests run"),
+    "llama_total_time_ms": ("ms", "llama.cpp llama_print_timings 'total time' of one inference"),
+    "program_runtime_s": ("s", "a test program's runtime as the source words it (how it was timed not stated)"),
     # a micro-benchmark whose unit the source does not print (kept as printed, unit "unstated")
     "swapout_result": ("unstated", "a swap-out micro-benchmark's per-run result, unit not printed by the source"),
     "swapin_result": ("unstated", "a swap-in micro-benchmark's per-run result, unit not printed by the source"),
+    "unixbench_shell1_result": ("unstated", "UnixBench shell1 per-iteration result; whether score or lpm not stated"),
+    "sysbench_fileio_result": ("unstated", "sysbench fileio result as printed in a table; unit not printed by the source"),
+    "performance_unstated": ("unstated", "a benchmark's 'performance' as the source words it; metric not stated"),
 }
 
 #: mTHP stats file -> metric (hugepages-<size>kB/stats/, transhuge.rst)
@@ -185,7 +198,7 @@ _WORDS = {"tlb": "TLB", "itlb": "iTLB", "dtlb": "dTLB", "stlb": "sTLB", "cpu": "
           "lru": "LRU", "kib": "KiB", "mib": "MiB", "gb": "GB"}
 
 #: unit suffixes a name ends in, longest first (what label() strips before adding [unit])
-_UNIT_SUFFIXES = ("_kib_s", "_gb_s", "_per_s", "_count", "_bytes", "_pct", "_us", "_ms", "_ns", "_s")
+_UNIT_SUFFIXES = ("_kib_s", "_gb_s", "_per_s", "_count", "_bytes", "_cycles", "_kib", "_pct", "_us", "_ms", "_ns", "_s")
 
 #: configuration columns as axis words
 COLUMN_LABELS = {"folio_kb": "folio size", "cpu": "CPU", "cpus": "CPUs", "processes": "processes",

@@ -20,6 +20,45 @@ import pandas as pd
 from . import metrics as vocabulary
 
 
+#: what a configuration that cannot be solved raises: a field's check (ValueError) or the arithmetic
+#: of one draw's values (ZeroDivisionError, OverflowError)
+INFEASIBLE = (ValueError, ArithmeticError)
+
+
+class UnknownColumnWarning(UserWarning):
+    """A frame's column is not a field of the model, a metric, or a column of
+    :mod:`mmcost.schema`: the model ignores it (a typo such as ``folio_kib``
+    would otherwise change nothing without a word)."""
+
+
+#: columns a fit or a band writes (FitResult.residuals, predict): a frame read back from them is not a typo
+OUTPUT_COLUMNS = frozenset({"measured", "predicted", "residual", "sigma", "sigma_source", "pull",
+                            "best", "mean", "lo", "hi", "dropped_draws"})
+#: columns that label a row and are carried through a prediction untouched (a user's "what is this row")
+LABEL_COLUMNS = frozenset({"label", "scenario", "quantity", "column", "config", "name", "comment", "host"})
+
+
+def warn_unknown_columns(model: "Model", frame: pd.DataFrame, stacklevel: int = 3) -> list[str]:
+    """Warn (:class:`UnknownColumnWarning`) naming the columns of ``frame``
+    that ``model`` ignores (:meth:`Model.unknown_columns`) and the closest
+    names it reads (``difflib.get_close_matches``); return them."""
+    import difflib
+    import warnings
+
+    unknown = model.unknown_columns(frame)
+    if unknown:
+        names = sorted(model.column_names())
+        parts = []
+        for col in unknown:
+            close = difflib.get_close_matches(col.removeprefix("baseline_"), names, n=3, cutoff=0.6)
+            parts.append(f"{col!r}" + (f" (closest: {', '.join(close)})" if close else ""))
+        warnings.warn(f"{model.name}: ignoring column(s) {'; '.join(parts)}: not a field of "
+                      f"{type(model).__name__}, a metric, a column of mmcost.schema or a label "
+                      f"({', '.join(sorted(LABEL_COLUMNS))})",
+                      UnknownColumnWarning, stacklevel=stacklevel)
+    return unknown
+
+
 @dataclass(frozen=True)
 class Prior:
     """A Gaussian prior: ``value`` ± ``width`` (one standard deviation), from ``source``.
@@ -82,32 +121,62 @@ class Plan:
         p = self._values(params)
         return self._at(p, self.model.context(p))
 
-    def many(self, param_sets) -> np.ndarray:
+    def many(self, param_sets, errors: list | None = None) -> np.ndarray:
         """``plan(p)`` for every parameter set, as rows of an array. The model
         solves what all of them need first, together where its solvers take
         a batch (:meth:`Model.presolve`): a band's draws cross into the C++
-        core once, not once per draw."""
+        core once, not once per draw.
+
+        ``errors``: a list to collect infeasible draws in instead of raising.
+        A parameter set whose configuration a row refuses (a ValueError or an
+        arithmetic error: a zswap pool above the memcg limit at that draw's
+        compression ratio) or whose prediction is not finite (a change whose
+        baseline is 0) gives NaN in that row, and ``(draw, rows, message)``
+        is appended to ``errors``; the other rows of the draw stand."""
         sets = [self._values(p) for p in param_sets]
         contexts = [self.model.context(p) for p in sets]
         self.model.presolve(self._parts, contexts)
-        return np.array([self._at(p, ctx) for p, ctx in zip(sets, contexts)]).reshape(len(sets), len(self))
+        if errors is None:
+            return np.array([self._at(p, ctx) for p, ctx in zip(sets, contexts)]).reshape(len(sets), len(self))
+        out = np.empty((len(sets), len(self)))
+        for k, (p, ctx) in enumerate(zip(sets, contexts)):
+            if hasattr(ctx, "infeasible"):  # a mechanism's draw: a row group it cannot solve is NaN
+                ctx.infeasible = []
+            out[k] = self._at(p, ctx, errors=errors, draw=k)
+        return out
 
     def _values(self, params):
         m = self.model
         return m.values() if params is None else {**m.values(), **params}
 
-    def _at(self, p: dict, ctx) -> np.ndarray:
+    def _at(self, p: dict, ctx, errors: list | None = None, draw: int = 0) -> np.ndarray:
         m = self.model
         out = np.full(len(self._metrics), np.nan)
+        failed = np.zeros(len(self._metrics), dtype=bool)
         for idx, metric, now, ref in self._parts:
-            x = np.asarray(m.predict_prepared(metric, now, p, ctx), dtype=float)
-            if ref is not None:
-                x = 100.0 * (x / np.asarray(m.predict_prepared(metric, ref, p, ctx), dtype=float) - 1.0)
+            try:
+                x = np.asarray(m.predict_prepared(metric, now, p, ctx), dtype=float)
+                if ref is not None:
+                    with np.errstate(divide="ignore", invalid="ignore"):  # a 0 baseline: not finite, below
+                        x = 100.0 * (x / np.asarray(m.predict_prepared(metric, ref, p, ctx), dtype=float) - 1.0)
+            except INFEASIBLE as exc:
+                if errors is None:
+                    raise
+                errors.append((draw, idx, f"{type(exc).__name__}: {exc}"))
+                failed[idx] = True
+                continue
             out[idx] = x
         bad = ~np.isfinite(out)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{m.name} gave a non-finite prediction for row {i} ({self._metrics[i]}) at {p}")
+            if errors is None:
+                raise ValueError(f"{m.name} gave a non-finite prediction for row {i} ({self._metrics[i]}) at {p}")
+            bad[failed] = False  # already reported with their error
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                said = getattr(ctx, "infeasible", None)  # a row group's error, kept by the mechanism
+                errors.append((draw, np.flatnonzero(bad),
+                               said[0] if said else f"a non-finite prediction (row {i}, {self._metrics[i]})"))
         return out
 
 
@@ -176,14 +245,46 @@ class Model:
         """Predicted ``metric`` for each configuration row. Subclasses implement."""
         raise NotImplementedError
 
+    def column_names(self) -> set[str]:
+        """The columns this model reads besides ``metric`` (subclasses): the
+        names :func:`warn_unknown_columns` suggests for a typo."""
+        return set()
+
+    def unknown_columns(self, frame: pd.DataFrame) -> list[str]:
+        """Columns of ``frame`` this model ignores that are no known column
+        either: not one it reads (:meth:`column_names`), not a column of
+        :mod:`mmcost.schema`, a metric name, a fit's output column or a
+        label (:data:`LABEL_COLUMNS`), and not ``baseline_<one of those>``. Empty for a model that does not say
+        what it reads (:meth:`column_names` empty)."""
+        from . import schema
+
+        reads = self.column_names()
+        if not reads:
+            return []
+        known = (reads | set(schema.COLUMNS) | set(schema.EXTRA_COLUMNS) | set(vocabulary.METRICS)
+                 | set(self.METRICS) | OUTPUT_COLUMNS | LABEL_COLUMNS | {"variant", "baseline"})
+        out = []
+        for col in frame.columns:
+            if not isinstance(col, str):
+                out.append(col)
+                continue
+            name = col.removeprefix("baseline_")
+            if name not in known and name.removesuffix(vocabulary.CHANGE_SUFFIX) not in known:
+                out.append(col)
+        return out
+
     def supports(self, metric: str) -> bool:
         base = metric.removesuffix(vocabulary.CHANGE_SUFFIX)
         return base in self.METRICS
 
     def evaluate(self, configs: pd.DataFrame, params: dict[str, float] | None = None) -> np.ndarray:
         """Predicted value of each row's ``metric`` at ``params`` (default: the
-        model's current values), as a float array aligned with the rows."""
-        return self.plan(configs)(params)
+        model's current values), as a float array aligned with the rows. A
+        column the model ignores and does not know warns
+        (:class:`UnknownColumnWarning`)."""
+        plan = self.plan(configs)
+        warn_unknown_columns(self, configs)
+        return plan(params)
 
     def plan(self, configs: pd.DataFrame) -> Plan:
         """:meth:`evaluate` of ``configs`` split into the work done once per

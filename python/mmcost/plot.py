@@ -23,7 +23,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from . import metrics as vocabulary
 from . import schema
-from .fit import FitResult
+from .fit import FitResult, band_level
 
 __all__ = ["CoverFigure", "before_after", "call_site_shares", "folio_axis", "pulls", "scaling", "spread"]
 
@@ -116,15 +116,16 @@ def folio_axis(ax: Axes, sizes_kb, axis: str = "x") -> None:
     (ax.set_xticklabels if axis == "x" else ax.set_yticklabels)([vocabulary.folio_label(s) for s in sizes])
 
 
-def scaling(fit: FitResult, x: str, metric: str | None = None, *, xs=None, interval: float = 0.9,
+def scaling(fit: FitResult, x: str, metric: str | None = None, *, xs=None, level: float | None = None,
             configs: dict | None = None, n_samples: int = 300, logx: bool = False, fixed_priors: bool = False,
             measured: pd.DataFrame | None = None, title: str | None = None, ylabel: str | None = None,
-            xlabel: str | None = None, ax: Axes | None = None) -> Figure:
+            xlabel: str | None = None, ax: Axes | None = None, interval: float | None = None) -> Figure:
     """The model curve and its band over the configuration column ``x``
     (cpus, processes, folio_kb ...), with the measured points: the fit's own
     rows of ``metric`` that match ``configs`` (with error bars), or ``measured`` (columns ``x`` and
     ``value``, optionally ``stddev``) for a quantity the fit did not use. ``configs`` fixes the other
-    columns of the predicted rows; ``fixed_priors`` widens the band by the
+    columns of the predicted rows; the band is the central ``level`` (0.9;
+    ``interval`` is its deprecated name); ``fixed_priors`` widens the band by the
     priors of fixed parameters (:meth:`FitResult.sample_params`). ``folio_kb``
     is drawn on a log2 axis ticked 4K ... 2M."""
     res = fit.residuals
@@ -142,9 +143,10 @@ def scaling(fit: FitResult, x: str, metric: str | None = None, *, xs=None, inter
         xs = np.linspace(lo, hi * 1.5, 60)
     xs = np.asarray(xs, float)
     grid = pd.DataFrame({x: xs, "metric": metric, **(configs or {})})
-    pred = fit.predict(grid, interval=interval, n_samples=n_samples, fixed_priors=fixed_priors)
+    level = band_level(level, interval, "scaling")
+    pred = fit.predict(grid, level, n_samples=n_samples, fixed_priors=fixed_priors)
     fig, axes = _axes(ax)
-    axes.fill_between(xs, pred["lo"], pred["hi"], color=MODEL_COLOR, alpha=0.25, label=f"{interval:.0%} band")
+    axes.fill_between(xs, pred["lo"], pred["hi"], color=MODEL_COLOR, alpha=0.25, label=f"{level:.0%} band")
     axes.plot(xs, pred["best"], color=MODEL_COLOR, label=f"{fit.model.name} model")
     if not pts.empty:
         axes.errorbar(pts[x], pts["measured"], yerr=pts["sigma"], **MEASURED)

@@ -57,7 +57,16 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
     scv : array of K floats >= 0, optional
         Squared coefficient of variation of each station's service time
         (default 1, exponential: exact). Other values use the residual-life
-        approximation of Reiser (1979): e.g. 0 for a deterministic hold.
+        approximation (Reiser, "A queueing network analysis of computer
+        communication networks with window flow control", IEEE Trans.
+        Commun. 27(8), 1979): an arrival waits a full service for each
+        queued customer and (1 + scv) / 2 of one for the customer in service,
+        e.g. scv = 0 for a deterministic hold. Its throughput can overshoot
+        the bottleneck bound near saturation; it is clamped to
+        X <= 1 / max_k D_k (Denning & Buzen, Computing Surveys 10(3), 1978)
+        and the residence times are then scaled by one common factor so that
+        Little's law still holds: sum_k Q_k + X Z = n and Q_k = X R_k at
+        every population.
 
     Returns
     -------
@@ -68,10 +77,12 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
 
     Notes
     -----
-    Limits: ``population`` <= 10^7 and population x K <= 5 x 10^7 (the
-    table); :class:`mmcost.locks.LockSystem` solves larger N at O(K) memory.
+    Limits: ``population`` <= 10^7, K <= 10^4 stations and population x K
+    <= 5 x 10^7 (the table); :class:`mmcost.locks.LockSystem` solves larger
+    N at O(K) memory.
     """
     s = v.float_array("demands", demands)
+    v.at_most("len(demands)", s.size, v.MAX_TABLE_STATIONS, "stations; each is four columns of the table")
     vis = np.ones_like(s) if visits is None else v.float_array("visits", visits)
     v.same_length("demands", s, "visits", vis)
     z = v.scalar("think_time", think_time)
@@ -184,6 +195,9 @@ def machine_repairman(n, think_time, service_time) -> pd.DataFrame:
     Parameters: ``n`` an int or array of ints >= 1, ``think_time`` Z >= 0,
     ``service_time`` S > 0. Returns a DataFrame indexed by ``n`` with
     ``throughput``, ``response_time``, ``utilization``, ``queue_length``.
+    Any finite S and Z work (Z/S may overflow: the recursion runs on the
+    smaller of Z/S and S/Z); a response time or throughput beyond a double
+    (S = 1e308 with n = 2) is a ValueError naming ``service_time``.
     """
     ns = v.count_array("n", n)
     v.at_most("max(n)", int(ns.max()), v.MAX_POPULATION)
@@ -221,15 +235,20 @@ def usl(n, sigma, kappa, lam):
     return float(x[0]) if scalar_in else np.asarray(x)
 
 
-def usl_fit(n, throughput):
+def usl_fit(n, throughput, unit: str = ""):
     """Fit (sigma, kappa, lam) to measured throughput by least squares.
 
     Unweighted least squares on throughput, as the R ``usl`` package and
     Schwartz 2015 do: the shared fitter (:func:`mmcost.fit.fit` with
     :class:`mmcost.usl.UslModel`) with unit weights and the covariance scaled
-    by rss / (m - 3). sigma and kappa are bounded to [0, 1], lam > 0; lam starts
-    at X/N of the smallest N. Too few points or a near-singular Jacobian give a
-    :class:`mmcost.fit.NotIdentifiableWarning`.
+    by rss / (m - 3). sigma and kappa are bounded to [0, 1], lam > 0. The fit
+    runs in normalised units from the linearised USL's solution (see
+    :meth:`mmcost.usl.UslModel.fit`): exact USL data give back their
+    coefficients, and the result does not depend on the throughput's unit.
+    A coefficient on a bound is reported in ``fit.at_bound``. Too few points
+    or a near-singular Jacobian give a
+    :class:`mmcost.fit.NotIdentifiableWarning`. ``unit``: the throughput's
+    unit (e.g. ``"ops/s"``), printed with lam. At most 10^6 points.
 
     Returns the same :class:`mmcost.fit.FitResult` as every other fit:
     ``fit.params["sigma"]``, ``fit.stderr``, ``fit.correlation``, ``fit.chi2``
@@ -239,9 +258,12 @@ def usl_fit(n, throughput):
     from .usl import UslModel
 
     ns = v.float_array("n", n, positive=True)
+    v.at_most("len(n)", ns.size, v.MAX_FIT_POINTS, "points of the fit")
     x = v.float_array("throughput", throughput, positive=True)
     v.same_length("n", ns, "throughput", x)
+    if not isinstance(unit, str):
+        raise TypeError(f"unit must be a string such as 'ops/s', got {type(unit).__name__}")
     if np.unique(ns).size < 3:
         raise ValueError("n must contain at least 3 distinct values to fit 3 USL coefficients")
     df = pd.DataFrame({"metric": "throughput", "value": x, "stddev": 1.0, "n": ns})
-    return UslModel(n_column="n").fit(df, absolute_sigma=False)
+    return UslModel(n_column="n", unit=unit or "throughput's unit").fit(df, absolute_sigma=False)

@@ -8,9 +8,14 @@ goes to ``<out>/report.md`` and the figures beside it (PNG and SVG).
 Each study is rendered on its own (:func:`study_output`: its report lines,
 its figure files as bytes, its held-out frame), so studies run in parallel
 processes (``jobs``) and their outputs are cached across runs
-(``joblib.Memory``), keyed on the study's data folder, the package's code and
-the figure resolution: change a measurement or a model and that study runs
-again, change nothing and the report is rebuilt from the cache.
+(``joblib.Memory``), keyed on everything a study's output depends on
+(:func:`render_fingerprint`): the package's code and its data files (where
+an editable install keeps them, outside the package folder too, read afresh
+at every call, so a changed CSV is seen within one process), matplotlib's
+effective rcParams (a matplotlibrc or ``rcParams`` change redraws the
+figures), the versions of Python and of mmcost's dependencies, and the
+figure resolution: change a measurement, a model, a style or a library and
+that study runs again, change nothing and the report is rebuilt from the cache.
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ import io
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -30,7 +34,7 @@ from tqdm.auto import tqdm
 from . import __version__, datasets, report, studies
 from .studies import Section
 
-__all__ = ["OutputExists", "Section", "StudyOutput", "held_out_table", "run", "study_output", "default_cache_dir"]
+__all__ = ["OutputExists", "Section", "StudyOutput", "accounting_table", "held_out_table", "run", "study_output", "default_cache_dir"]
 
 
 @dataclass
@@ -42,6 +46,8 @@ class StudyOutput:
     lines: list[str]
     files: dict[str, bytes] = field(default_factory=dict)
     held_out: pd.DataFrame | None = None
+    #: rows fitted / predicted / not expressible / unaccounted, and the held-out hits (Study.counts)
+    counts: dict | None = None
 
 
 def held_out_table(frames: dict[str, pd.DataFrame]) -> str:
@@ -51,6 +57,31 @@ def held_out_table(frames: dict[str, pd.DataFrame]) -> str:
         for r in h.itertuples():
             lines.append(f"{name[:22]:<22} {r.metric[:26]:<26} {r.published:>9.4g} {r.predicted:>9.4g} "
                          f"{r.error:>+9.3g}")
+    return "\n".join(lines)
+
+
+def accounting_table(counts: dict[str, dict]) -> str:
+    """Per source: its rows fitted, predicted (held out) and not expressible
+    (and any not yet placed), and the held-out hit rate: within 2 sigma where
+    a stddev is published, else within 10 points of a relative change or 10%
+    of an absolute value (:func:`mmcost.studies.hit`)."""
+    lines = [f"{'source':<40} {'fit':>4} {'pred':>4} {'n/e':>4} {'other':>5} {'hits':>10}"]
+    tot = dict.fromkeys(("fitted", "predicted", "not expressible", "unaccounted", "hits", "held_out"), 0)
+    for name, c in counts.items():
+        if c is None:
+            continue
+        for k in tot:
+            tot[k] += c.get(k, 0)
+        rate = f"{c['hits']}/{c['held_out']}" if c["held_out"] else "-"
+        lines.append(f"{name[:40]:<40} {c['fitted']:>4} {c['predicted']:>4} {c['not expressible']:>4} "
+                     f"{c['unaccounted']:>5} {rate:>10}")
+    pct = f" {100 * tot['hits'] / tot['held_out']:.0f}%" if tot["held_out"] else ""
+    lines.append(f"{'all':<40} {tot['fitted']:>4} {tot['predicted']:>4} {tot['not expressible']:>4} "
+                 f"{tot['unaccounted']:>5} {tot['hits']:>4}/{tot['held_out']}{pct}")
+    lines.append("fit: rows fitted (or the reference a change is taken against); pred: rows")
+    lines.append("held out; n/e: not expressible (each study lists the missing mechanism);")
+    lines.append("other: rows no study places yet. hits: held-out numbers within 2 sigma")
+    lines.append("(a published stddev), else 10 points of a change or 10% of a value.")
     return "\n".join(lines)
 
 
@@ -95,7 +126,8 @@ def study_output(name: str, dpi: int = 100) -> StudyOutput:
                 out.files[str(Path(s.figure_name).with_suffix(suffix))] = buf.getvalue()
             plt.close(s.figure)
             lines += [f"![{Path(s.figure_name).stem}]({s.figure_name})", ""]
-    out.held_out = study.held_out()
+    out.held_out = study.held_out() if study.has_held_out() else pd.DataFrame(columns=studies.HELD_OUT_COLUMNS)
+    out.counts = study.counts()
     return out
 
 
@@ -110,12 +142,76 @@ def _digest_tree(root, h) -> None:
             h.update(p.read_bytes())
 
 
-@lru_cache(maxsize=1)
+def _roots() -> list:
+    """The folders the package's files live in: ``mmcost`` and the data the
+    studies read (:func:`mmcost.datasets` ``_root``), which an editable
+    install maps outside the package folder (``<repo>/data``)."""
+    roots = []
+    for r in (files("mmcost"), datasets._root()):
+        try:  # a folder inside another one is hashed with it
+            inside = any(Path(str(r)).resolve().is_relative_to(Path(str(o)).resolve()) for o in roots)
+        except (OSError, ValueError):
+            inside = False
+        if not inside:
+            roots.append(r)
+    return roots
+
+
 def code_fingerprint() -> str:
     """A hash of the package as installed: every file of it (the Python
-    modules, the compiled core, the bundled data) and its version."""
+    modules, the compiled core) and of the bundled data wherever the install
+    keeps it, and its version. Read afresh at every call (about 20 ms): a
+    file changed since the last call changes it within the same process."""
     h = hashlib.sha256(__version__.encode())
-    _digest_tree(files("mmcost"), h)
+    for root in _roots():
+        h.update(str(root).encode())
+        _digest_tree(root, h)
+    return h.hexdigest()
+
+
+#: rcParams that choose where figures are shown, not how they are drawn to a file
+_RC_IGNORED = ("backend", "interactive", "toolbar", "timezone", "webagg.", "tk.", "macosx.", "figure.raise_window")
+
+
+def _rc_fingerprint() -> str:
+    """A hash of matplotlib's effective rcParams (from the matplotlibrc, the
+    style and any ``rcParams`` change made in this process)."""
+    import matplotlib
+
+    h = hashlib.sha256()
+    for key in sorted(matplotlib.rcParams):
+        if not key.startswith(_RC_IGNORED):
+            h.update(f"{key}={matplotlib.rcParams[key]!r}\n".encode())
+    return h.hexdigest()
+
+
+def _dependency_versions() -> str:
+    """Python's version and the installed versions of mmcost's dependencies."""
+    import importlib.metadata as md
+    import re
+    import sys
+
+    parts = [sys.version]
+    try:
+        requires = md.requires("mmcost") or []
+    except md.PackageNotFoundError:  # run from a source tree without an install
+        requires = []
+    names = sorted({re.match(r"[A-Za-z0-9_.-]+", r).group(0) for r in requires if "extra ==" not in r})
+    for name in names or ["numpy", "scipy", "pandas", "matplotlib", "joblib"]:
+        try:
+            parts.append(f"{name}=={md.version(name)}")
+        except md.PackageNotFoundError:
+            parts.append(f"{name} missing")
+    return "\n".join(parts)
+
+
+def render_fingerprint() -> str:
+    """What a rendered study depends on besides its name and dpi: the code
+    and data (:func:`code_fingerprint`), matplotlib's rcParams and the
+    dependency versions. The cache key of :func:`run`'s studies."""
+    h = hashlib.sha256(code_fingerprint().encode())
+    h.update(_rc_fingerprint().encode())
+    h.update(_dependency_versions().encode())
     return h.hexdigest()
 
 
@@ -135,7 +231,7 @@ def _cached_study(cache_dir: Path | None):
     def cached(name: str, dpi: int, fingerprint: str) -> StudyOutput:  # the fingerprint is part of the key
         return study_output(name, dpi)
 
-    return lambda name, dpi: cached(name, dpi, code_fingerprint())
+    return lambda name, dpi: cached(name, dpi, render_fingerprint())
 
 
 def _one(name: str, dpi: int, cache_dir: Path | None) -> StudyOutput:
@@ -206,6 +302,8 @@ def run(out: Path, only: list[str] | None = None, progress: bool = True, *, jobs
             (out / fname).write_bytes(data)
     held = {name: results[name].held_out for name in names}
     lines += ["## held out: what each study predicts without fitting it", "", "```", held_out_table(held), "```", ""]
+    lines += ["## rows per source: fitted, predicted, not expressible; held-out hit rate", "", "```",
+              accounting_table({name: results[name].counts for name in names}), "```", ""]
     text = "\n".join(lines)
     (out / "report.md").write_text(text, encoding="utf-8")
     return text

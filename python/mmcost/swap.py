@@ -145,15 +145,17 @@ class SwapModel(Mechanism):
     cpus: int | None = knob(None, kind="int", unit="count", doc="CPUs (vCPUs) the writers run on; None: one each")
     bytes_per_process: float = knob(float(2**30), unit="bytes", lower=4096.0, upper=2.0**50,
                                     doc="bytes each process writes (split among its threads)")
-    memcg_mb: float | None = knob(512.0, kind="float", unit="MiB", lower=1.0, upper=2.0**30,
-                                  doc="memcg limit; None: no memcg (give swapped_share)")
+    memcg_mb: float | None = knob(512.0, kind="float", unit="MiB", lower=1.0, upper=2.0**30, none_values=(float("inf"),),
+                                  doc="memcg limit; None (a cell 'none' or inf): no memcg limit, global reclaim "
+                                      "(give swapped_share)")
     memcgs: int = knob(1, unit="count", doc="memcgs the processes are spread over evenly, each limited to memcg_mb")
     swapped_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
                                        doc="share of written bytes swapped out; None: from memcg_mb")
     folio_kb: int = knob(4, unit="KiB", doc="folio size faults ask for (the one hugepages-<size>kB enabled)")
     madvise: bool = knob(False, doc="MADV_HUGEPAGE: large-folio faults may reclaim, so they never fall back")
     large_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
-                                     doc="share of bytes faulted as folio_kb (the rest 4K); None: the fallback rule")
+                                     doc="share of bytes faulted as folio_kb (the rest 4K); None: the fallback rule; "
+                                         "no effect with folio_kb=4 (every fault is 4K)")
     fault_reclaim_pages: float = knob(
         32.0, unit="pages", lower=1.0, upper=1e6,
         prior=Prior(32.0, 16.0, "try_charge_memcg reclaims max(nr_pages, SWAP_CLUSTER_MAX = 32) pages per "
@@ -227,16 +229,16 @@ class SwapModel(Mechanism):
                                        doc="swap allocation under si->lock or per-cluster locks (v6.14)")
     slot_lock_partitions: int | None = knob(None, kind="int", doc="allocation locks; None: 1, or cpus per-cluster")
     swapcache_lock_partitions: int | None = knob(None, kind="int", kernel=True,
-                                                 doc="contended swap cache tree locks (0: not contended, v4.10)")
+                                                 doc="contended swap cache tree locks (0: not contended, v4.11)")
     writeback_tags: bool | None = knob(None, kind="bool", kernel=True, doc="radix-tree writeback tags (before v4.9)")
     pcp_high_order: bool | None = knob(None, kind="bool", kernel=True,
                                        doc="per-CPU page lists also cache orders 1-3 and the pageblock order (v5.13)")
-    throttle_isolated_ms: float | None = knob(None, kind="float", kernel=True, unit="ms",
+    throttle_isolated_ms: float | None = knob(None, kind="float", kernel=True, unit="ms", upper=1e4,
                                               doc="sleep of a reclaimer that finds too many folios isolated")
     lru_lock_scope: str | None = knob(None, kind="str", kernel=True, choices=("zone", "node", "lruvec"),
                                       doc="what one LRU lock covers: a zone (to v4.7), a node (v4.8), a lruvec (v5.11)")
     swap_whole_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="mTHP below PMD size swapped out whole")
-    swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.13)")
+    swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.14)")
     anon_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="anonymous mTHP faults exist (v6.8)")
     batched_split_flush: bool | None = knob(None, kind="bool", kernel=True,
                                             doc="a split's PTE unmaps flushed once, not one by one (v6.8)")
@@ -386,34 +388,71 @@ class SwapModel(Mechanism):
 
     # --- configuration ---------------------------------------------------------------------------
     def check(self) -> None:
-        v.count("processes", self.processes)
-        v.count("threads", self.threads)
+        # every float field within its own bounds before anything is derived from it (an error then names
+        # the field the user set: memcg_mb=-inf said "think_time must be finite", bytes_per_process=0
+        # divided by zero, bytes_per_process=inf solved)
+        v.fields_in_bounds(self)
+        # sizes (ValueError naming the field and the limit): the kernel's own maxima, and what one lock
+        # network's exact MVA can solve at once (one station per lock partition, population = running)
+        processes = v.count("processes", self.processes)
+        v.at_most("processes", processes, v.MAX_TASKS, "PID_MAX_LIMIT: tasks a 64-bit kernel can have")
+        threads = v.count("threads", self.threads)
+        v.at_most("processes x threads", processes * threads, v.MAX_TASKS,
+                  "PID_MAX_LIMIT: every writer thread is a task")
         if self.cpus is not None:
-            v.count("cpus", self.cpus)
+            v.at_most("cpus", v.count("cpus", self.cpus), v.MAX_CPUS, "CONFIG_NR_CPUS's largest value")
+        else:
+            v.at_most("processes x threads", processes * threads, v.MAX_CPUS,
+                      "with cpus None each writer runs on a CPU of its own; CONFIG_NR_CPUS's largest value")
         kb = v.count("folio_kb", self.folio_kb, minimum=PAGE_KB)
         if kb % PAGE_KB or (kb // PAGE_KB) & (kb // PAGE_KB - 1) or kb > PMD_KB:
             raise ValueError(f"folio_kb must be 4 KiB times a power of two, at most {PMD_KB}, got {kb}")
-        v.count("queue_depth", self.queue_depth)
-        v.count("memcgs", self.memcgs)
-        v.count("zs_size_classes", self.zs_size_classes)
+        v.at_most("queue_depth", v.count("queue_depth", self.queue_depth), 65536,
+                  "an NVMe queue holds at most 65536 entries (CAP.MQES is 16 bits, zero-based)")
+        v.at_most("memcgs", v.count("memcgs", self.memcgs), 65535,
+                  "MEM_CGROUP_ID_MAX: memcg ids are 16 bits (mm/memcontrol.c)")
+        v.at_most("zs_size_classes", v.count("zs_size_classes", self.zs_size_classes), 255,
+                  "ZS_SIZE_CLASSES with 4 KiB pages: (4096 - 32) / 16 + 1 (mm/zsmalloc.c)")
         if self.memcgs > self.processes:
             raise ValueError(f"memcgs: {self.memcgs} memcgs for {self.processes} processes leaves some empty")
         if self.memcgs > 1 and self.memcg_mb is None:
             raise ValueError("memcgs: several memcgs need their limit, memcg_mb")
-        for name in ("slot_lock_partitions", "mm_cpus", "numa_nodes", "machine_cpus"):
+        for name, limit, why in (("slot_lock_partitions", v.MAX_STATIONS, "stations of one lock network"),
+                                 ("mm_cpus", v.MAX_CPUS, "CONFIG_NR_CPUS's largest value"),
+                                 ("numa_nodes", 1024, "MAX_NUMNODES: NODES_SHIFT is at most 10"),
+                                 ("machine_cpus", v.MAX_CPUS, "CONFIG_NR_CPUS's largest value")):
             if self.get(name) is not None:
-                v.count(name, self.get(name))
+                v.at_most(name, v.count(name, self.get(name)), limit, why)
         if self.swapcache_lock_partitions is not None:
-            v.count("swapcache_lock_partitions", self.swapcache_lock_partitions, minimum=0)
+            v.at_most("swapcache_lock_partitions",
+                      v.count("swapcache_lock_partitions", self.swapcache_lock_partitions, minimum=0),
+                      v.MAX_STATIONS, "stations of one lock network")
+        from .kernel import parse_version
+
+        parse_version(self.kernel)
+        self._check_network_size()
         if self.swapped_share is None:
             if self.memcg_mb is None:
                 raise ValueError("memcg_mb: give a memcg limit or swapped_share (the share of written bytes swapped)")
             self._swapped_share()  # raises naming memcg_mb when nothing would swap
         elif any_of(self.swapped_share <= 0):
             raise ValueError(f"swapped_share must be > 0 (nothing would swap), got {self.swapped_share}")
-        from .kernel import parse_version
 
-        parse_version(self.kernel)
+        if self.cpu_model is not None and self.arch is not None:  # (see cpu_models.check_arch)
+            cpu_models.check_arch(self.arch, self.cpu_model)
+
+    def _check_network_size(self) -> None:
+        """The writers' lock network within what one exact MVA solves at once
+        (:data:`mmcost._validate.MAX_STATIONS`, ``MAX_NETWORK_CELLS``): the
+        stations :meth:`_network_at` makes, one per lock partition."""
+        per_cluster = self.switch("swap_alloc_lock") == "per_cluster"
+        slots = self.slot_lock_partitions or ((self.cpus or self.writers) if per_cluster else 1)
+        stations = (self.nodes * (self.memcgs if self.switch("lru_lock_scope") == "lruvec" else 1) + slots
+                    + self.nodes + (self.switch("swapcache_lock_partitions") or 0) + self.zs_size_classes + 8)
+        why = "stations of one lock network: LRU locks (numa_nodes x memcgs), swap allocation locks, zsmalloc classes"
+        v.at_most("lock partitions", stations, v.MAX_STATIONS, why)
+        v.at_most("writers on CPUs x lock partitions", self.running * stations, v.MAX_NETWORK_CELLS,
+                  "the exact MVA's work per solve")
 
     def table_values(self) -> dict:
         cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch or "x86")
@@ -464,18 +503,23 @@ class SwapModel(Mechanism):
         if self.swapped_share is not None:
             return self.swapped_share  # a float field (coerced), or a lane array
         w_bytes, limit = self.written_bytes / self.memcgs, self.memcg_mb * 2**20
+        # share > 0 iff L < W (with zswap too: R < W iff L < W), checked first; then the pool, W(1-w)/c < L,
+        # makes (1-w)/c < 1 and the division safe (a compression ratio of 1 divided by zero)
+        if any_of(limit >= w_bytes):
+            raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
+                             f"({w_bytes / 2**20:g} MiB): nothing would swap")
         resident = limit
         if self.swap_device == "zswap":
             kept = (1.0 - self.zswap_writeback_share) / self.compression_ratio
+            if any_of(kept >= 1):  # the pool holds each page at full size: the charge is W whatever is swapped
+                raise ValueError(f"compression_ratio: zswap keeping every page at full size (compression_ratio "
+                                 f"{self.compression_ratio}, zswap_writeback_share {self.zswap_writeback_share}) "
+                                 "frees nothing under the memcg limit; raise either")
             resident = (limit - w_bytes * kept) / (1.0 - kept)
             if any_of(resident <= 0):
                 raise ValueError(f"memcg_mb: the zswap pool alone ({w_bytes * kept / 2**20:.0f} MiB) exceeds the "
                                  f"limit ({self.memcg_mb:g} MiB); raise zswap_writeback_share")
-        share = 1.0 - resident / w_bytes
-        if any_of(share <= 0):
-            raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
-                             f"({w_bytes / 2**20:g} MiB): nothing would swap")
-        return share
+        return 1.0 - resident / w_bytes
 
     def large_fault_share(self) -> float:
         """Share of written bytes that were faulted as ``folio_kb`` folios.
@@ -487,10 +531,14 @@ class SwapModel(Mechanism):
         4K pages. The 4K faults' charges do reclaim, ``fault_reclaim_pages`` at a
         time, and the headroom each leaves is what the next large faults use:
         a folio of n pages succeeds while n fits, so a share ~ 1 - n / R of the
-        bytes after the limit is first reached, and every fault before it."""
+        bytes after the limit is first reached, and every fault before it.
+        With ``folio_kb`` = 4 every fault is a 4K folio: 1, whatever
+        ``large_share`` says (0, "no large folios", is as true)."""
+        if self.folio_kb == PAGE_KB:
+            return 1.0
         if self.large_share is not None:
             return self.large_share
-        if self.folio_kb == PAGE_KB or self.madvise:
+        if self.madvise:
             return 1.0
         if self.memcg_mb is None:
             return 1.0
@@ -903,7 +951,8 @@ class SwapModel(Mechanism):
         ``zs_free`` under its size class's lock."""
         s = self._swapped_share()
         resident_per_entry = (1 - s) / s
-        work = self.swap_free_us_per_page + resident_per_entry * self.page_free_us_per_page
+        # (at least a nanosecond an entry: costs a user set to 0 leave the exit a network that takes no time)
+        work = maximum(self.swap_free_us_per_page + resident_per_entry * self.page_free_us_per_page, 1e-3)
         stages, locks = [], []
         if self.switch("swap_alloc_lock") == "si_lock":
             batch = SLOT_CACHE_BATCH if self.switch("slot_cache") else 1

@@ -46,7 +46,8 @@ class SwapAllocLockModel(Mechanism):
     """A build on ``processes`` busy job slots; ``swap_alloc_lock`` (a kernel
     switch: ``si_lock`` before v6.14, ``per_cluster`` after) says whether the
     allocator's holds queue at one global lock. ``variants``: the seed's
-    before/after kernels."""
+    before/after kernels, the after one as a patch on v6.12 (:mod:`mmcost.kernel`):
+    a row's ``kernel`` column sets the switch, as for every mechanism."""
 
     processes: int = knob(96, unit="count", doc="make -jN job slots, each keeping a CPU busy")
     user_cpu_s: float = knob(8000.0, unit="s", upper=1e7, doc="user CPU time of the whole build")
@@ -62,8 +63,9 @@ class SwapAllocLockModel(Mechanism):
     swap_alloc_lock: str | None = knob(None, kind="str", kernel=True, choices=("si_lock", "per_cluster"),
                                        doc="the global si->lock (before v6.14) or per-cluster locks")
     name: str = field(default="swap_alloc_lock", kw_only=True)
-    variants: dict = field(default_factory=lambda: {"before": {"swap_alloc_lock": "si_lock"},
-                                                    "after": {"swap_alloc_lock": "per_cluster"}}, kw_only=True)
+    variants: dict = field(default_factory=lambda: {"before": {},  # v6.12: the global si->lock
+                                                    "after": {"kernel": "6.12+swap_alloc_lock=per_cluster"}},
+                           kw_only=True)
 
     FREE: ClassVar = ("user_cpu_s", "sys_other_cpu_s", "lock_hold_cpu_s")
     METRICS: ClassVar = ("sys_time_s", "real_time_s")

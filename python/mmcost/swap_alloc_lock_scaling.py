@@ -196,17 +196,20 @@ def spin_accounting(df: pd.DataFrame) -> pd.DataFrame:
                          "ratio": extra_sys / extra_slots}).reset_index()
 
 
-def predict_configs(fit, keys, interval: float = 0.9, n_samples: int = 200, seed=0) -> pd.DataFrame:
+def predict_configs(fit, keys, level: float | None = None, n_samples: int = 200, seed=0, *,
+                    interval: float | None = None) -> pd.DataFrame:
     """Both kernels at each configuration ``(processes, memcg_mb, folio_kb)`` in
     ``keys``, measured or interpolated (:meth:`BuildScalingModel.with_interpolated`),
-    with the central ``interval`` over parameter draws from ``fit``'s covariance.
+    with the central ``level`` (0.9; ``interval``: its deprecated name) over
+    parameter draws from ``fit``'s covariance.
     Columns: the configuration, then ``best``/``lo``/``hi`` of real_before_s,
     real_after_s, real_change_pct (after vs before) and spinning (CPUs).
     The band is the parameters' uncertainty only; the model's own error, from
     leaving each configuration out (``fit.loo(by=list(CONFIG))``), is larger
     (median 4%, max 10% on the published configurations)."""
-    if not 0 < interval < 1:
-        raise ValueError(f"interval must be in (0, 1), got {interval}")
+    from .fit import band_level
+
+    level = band_level(level, interval, "predict_configs")
     model = fit.model
     measured = {k for k, _, _ in model.after}
     draws = [model.values()] + [{**model.values(), **d} for d in fit.sample_params(n_samples, seed=seed).to_dict("records")]
@@ -220,7 +223,7 @@ def predict_configs(fit, keys, interval: float = 0.9, n_samples: int = 200, seed
             vals.append((b["real_before_s"], b["real_after_s"], 100 * (b["real_after_s"] / b["real_before_s"] - 1),
                          b["spinning"]))
         vals = np.array(vals, dtype=float)
-        lo, hi = np.quantile(vals[1:], [(1 - interval) / 2, (1 + interval) / 2], axis=0)
+        lo, hi = np.quantile(vals[1:], [(1 - level) / 2, (1 + level) / 2], axis=0)
         row = dict(zip(CONFIG, key), measured=key in measured)
         for j, name in enumerate(("real_before_s", "real_after_s", "real_change_pct", "spinning")):
             row.update({f"{name}": vals[0, j], f"{name}_lo": lo[j], f"{name}_hi": hi[j]})

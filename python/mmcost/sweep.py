@@ -135,6 +135,7 @@ def sweep(target: Model | FitResult, grid, executor=None, *, chunk_size: int | N
     combination of ``grid`` (a dict of column -> values, which must include
     ``metric``), or on every row of a DataFrame of configurations.
 
+<<<<<<< HEAD
     executor: any ``concurrent.futures.Executor``; default a local process
     pool (one worker per CPU); ``"serial"`` runs in this process; a
     ``distributed.Client`` returns a lazy ``dask.dataframe.DataFrame`` (so
@@ -146,6 +147,12 @@ def sweep(target: Model | FitResult, grid, executor=None, *, chunk_size: int | N
     chunks); on the Dask path ``True`` starts the computation at once
     (``persist``) and shows Dask's own bar (``distributed.progress``), the
     default leaves it lazy.
+=======
+    executor: any ``concurrent.futures.Executor``; default a local process pool
+    (one worker per CPU); ``"serial"`` runs in this process. ``predict_kwargs``
+    go to :meth:`FitResult.predict` (``level``, ``n_samples``, ``seed``).
+    A tqdm bar shows progress when there are more than 4 chunks.
+>>>>>>> main
     """
     if not isinstance(target, (Model, FitResult)):
         raise TypeError(f"sweep needs a Model or a FitResult, got {type(target).__name__}")

@@ -38,8 +38,8 @@ the kernel translations each IPI brings, and broadcast invalidation (arm64
 TLBI + DSB, x86 INVLPGB + TLBSYNC from v6.15). Kernel references:
 ``arch/x86/mm/tlb.c``, ``arch/arm64/include/asm/tlbflush.h`` (batched unmap
 since commit 43b3dfdd0455), ``mm/rmap.c`` (``set_tlb_ubc_flush_pending``,
-``try_to_unmap_flush_dirty``), commit 4d4b6d66db (no flush for PROT_NONE
-PTEs), and the migrc series (v9, Byungchul Park, linux-mm, April 2024).
+``try_to_unmap_flush_dirty``), commit 4d4b6d66db63 (v6.4: no flush for
+PROT_NONE PTEs), and the migrc series (v9, Byungchul Park, linux-mm, April 2024).
 
 Units: rates per second, costs in microseconds (``*_us``) or nanoseconds
 (``*_ns``), reuse times in microseconds (a :class:`~mmcost.locks.Dist`).
@@ -65,6 +65,12 @@ from .mechanism import Mechanism, Quantity, Result, knob
 from .model import Prior
 
 US_PER_S = 1e6
+#: folios one migration or reclaim call isolates, at most (a DES call walks each)
+MAX_BATCH_FOLIOS = 65536
+#: 4K pages (PTEs) of the largest folio: PUD order, 1 GiB
+MAX_FOLIO_PAGES = 2**18
+#: the reuse times (us) the deferred policy's pending-period integral is computed for
+REUSE_MEAN_US_RANGE = (1e-3, 1e15)
 
 
 class Arch(str, enum.Enum):
@@ -105,16 +111,48 @@ def refill_misses(entries: float, working_set_pages: float) -> float:
     return _refill_misses(v.scalar("entries", entries), v.scalar("working_set_pages", working_set_pages))
 
 
+#: terms of the 1/x series of the refill sum (:func:`_refill_misses`), used where m/x <= 0.05: the
+#: next term is below 0.05^16 = 2e-21 of the first
+_REFILL_TERMS = 16
+
+
+@functools.cache
+def _faulhaber() -> tuple:
+    """Coefficients of S_n(m) = sum_{j<m} j^n = sum_k a_nk m^(n+1-k), n < _REFILL_TERMS + 1
+    (Bernoulli numbers with B_1 = -1/2: (B_{n+1}(m) - B_{n+1}) / (n + 1), which continues the sum to
+    non-integer m as the digammas do)."""
+    from math import comb
+
+    from scipy.special import bernoulli
+
+    b = bernoulli(_REFILL_TERMS + 2)
+    return tuple(tuple(comb(n + 1, k) * b[k] / (n + 1) for k in range(n + 1)) for n in range(_REFILL_TERMS + 1))
+
+
 def _refill_misses(c, w):
-    """:func:`refill_misses` of checked sizes, per lane where they are arrays."""
-    def partial(m):  # sum_{k=0}^{m-1} 1/(W-k) = psi(W+1) - psi(W-m+1)
+    """:func:`refill_misses` of checked sizes, per lane where they are arrays.
+
+    For W > C the sum is m - (x - 1) H with m = C, x = W - C + 1 and
+    H = psi(x + m) - psi(x): two numbers near m whose difference, about
+    m (m + 1) / 2x, the digammas cannot give once x >> m (W = 1e12 with
+    C = 1 gave -0.6, a miss count of -inf; at x/m = 1e4 they were 3e-7
+    off). Where m/x <= 0.05 the same sum is its series in 1/x, each term
+    without cancellation: sum_n (-1)^n (S_n + S_{n+1}) / x^(n+1), S_0 = m,
+    S_n = sum_{j<m} j^n (Faulhaber); elsewhere the digammas lose at most a
+    factor (x/m)^2 <= 400 of their precision."""
+    def partial(m):  # W > C, so m = C
         from scipy.special import digamma
 
-        return m - (w - c) * (digamma(w + 1) - digamma(w - m + 1))
+        x = w - m + 1
+        sums = [m] + [sum(a * m ** (n + 1 - k) for k, a in enumerate(row)) for n, row in enumerate(_faulhaber())][1:]
+        series = sum((-1) ** n * (sums[n] + sums[n + 1]) / x ** (n + 1) for n in range(_REFILL_TERMS))
+        if isinstance(x, np.ndarray):
+            return np.where(m / x <= 0.05, series, m - (w - c) * (digamma(w + 1) - digamma(x)))
+        return series if m / x <= 0.05 else m - (w - c) * (digamma(w + 1) - digamma(x))
 
     if isinstance(c, np.ndarray) or isinstance(w, np.ndarray):
         m = np.minimum(c, w)
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             return np.where(m == 0, 0.0, np.where(w <= c, w, partial(m)))
     m = min(c, w)
     if m == 0:
@@ -304,7 +342,7 @@ class TlbModel(Mechanism):
     Folios per second: ``promotion_rate_per_s`` (NUMA-hinting faults,
     ``do_numa_page`` -> ``migrate_misplaced_folio``, one folio each: their
     PTEs are PROT_NONE, so they need no flush when ``skip_inaccessible``,
-    commit 4d4b6d66db), ``demotion_rate_per_s`` (kswapd's
+    commit 4d4b6d66db63, v6.4), ``demotion_rate_per_s`` (kswapd's
     ``demote_folio_list``, taking ``migrate_fraction`` of each batch) and
     ``reclaim_unmap_rate_per_s`` (``shrink_folio_list`` -> ``try_to_unmap``,
     a flush per ``dirty_fraction`` folio before ``pageout()``; migrc never
@@ -325,23 +363,37 @@ class TlbModel(Mechanism):
     ``reference_fast_mem_mb`` set, the migration rates (given at the
     reference) scale with the share of a uniformly accessed working set that
     lives in slow memory. Costs (:class:`TlbCosts`) left ``None`` come from
-    ``cpu_model`` (:mod:`mmcost.cpu_models`); ``skip_inaccessible`` left
-    ``None`` from the ``kernel``.
+    ``cpu_model`` (:mod:`mmcost.cpu_models`); the switches left ``None``
+    (``skip_inaccessible``, ``pti``, ``invlpgb``, ``batched_migration_flush``
+    ...) from the ``kernel``, and so does ``policy``: a row's ``kernel``
+    column sets every one the row leaves empty.
+
+    ``arch`` and ``cpu_model`` must agree: ``arch="arm64"`` with an x86
+    preset is a ValueError naming both, not a switch to the other
+    architecture's generic preset. The preset carries the clock, the TLB
+    sizes and the cycle costs a fit's values are ratios to; a generic
+    preset in its place is a machine nobody named, and a warning repeated
+    over a band's thousands of draws is easy to miss. A row that names
+    only a ``cpu_model`` takes its arch (``cpu_model="ampere-altra"`` is
+    arm64); a row that names only an ``arch`` the model's preset is not
+    must name a preset too (``cpu_model="generic-x86"``).
     """
 
     name: str = field(default="tlb", kw_only=True)
     cpus: int = knob(16, unit="count", doc="CPUs of the machine (all run the mm unless mm_cpus says)")
-    arch: Arch = knob(Arch.X86, kind="str", choices=("x86", "arm64"),
-                      aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")))
+    arch: Arch | None = knob(None, kind="str", choices=("x86", "arm64"),
+                             aliases=(("x86_64", "x86"), ("amd64", "x86"), ("aarch64", "arm64")),
+                             doc="None: the cpu_model's, else x86 (a cpu_model of the other arch is an error)")
     policy: Policy | None = knob(None, kind="str", choices=tuple(p.value for p in Policy),
-                                 doc="migration's flush; None: the kernel's (batched from v6.3, else immediate)")
+                                 doc="migration's flush; None: the kernel's batched_migration_flush (batched from "
+                                     "v6.3, else immediate); 'deferred' is migrc, in no kernel")
     virtualized: bool = knob(False, doc="a KVM guest: IPIs exit, page walks are 2-D")
     cpu_model: str | None = knob(None, kind="str", choices=tuple(cpu_models.PRESETS))
-    kernel: str = knob("6.18", doc="selects skip_inaccessible when it is None")
+    kernel: str = knob("6.18", doc="selects every switch left None (mmcost.kernel)")
     promotion_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios promoted per second (NUMA hinting)")
     demotion_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios demoted per second (kswapd)")
     reclaim_unmap_rate_per_s: float = knob(0.0, unit="1/s", upper=1e12, doc="folios unmapped by reclaim per second")
-    skip_inaccessible: bool | None = knob(None, kind="bool", kernel=True, doc="no flush for PROT_NONE PTEs (v6.8)")
+    skip_inaccessible: bool | None = knob(None, kind="bool", kernel=True, doc="no flush for PROT_NONE PTEs (v6.4)")
     batch_folios: int = knob(32, unit="count", doc="folios per migration/reclaim call")
     entries_per_folio: int = knob(1, unit="count", doc="TLB entries per folio")
     flush_ceiling: int = knob(33, unit="count", doc="tlb_single_page_flush_ceiling")
@@ -368,10 +420,14 @@ class TlbModel(Mechanism):
                                    doc="share of the batch_folios isolated folios that a migration call takes")
     dirty_fraction: float = knob(1.0, unit="1", upper=1.0, doc="reclaimed folios unmapped from a dirty PTE")
     # --- what one flush invalidates
-    pti: bool | None = knob(None, kind="bool", doc="page-table isolation; None: the cpu_model's Meltdown status")
+    pti: bool | None = knob(None, kind="bool", kernel=True,
+                            doc="page-table isolation; None: the kernel's (v4.15) on a cpu_model with Meltdown")
     invpcid: bool = knob(True, doc="INVPCID: a user single-entry flush under PTI stays single")
     invlpgb: bool | None = knob(None, kind="bool", kernel=True,
-                                doc="x86 INVLPGB flushing; None: kernel >= 6.15 on a cpu_model that has it")
+                                doc="x86 INVLPGB flushing; None: kernel >= 6.15 on a cpu_model that has it, not in "
+                                    "a KVM guest, not under PTI from v6.16")
+    invlpgb_with_pti: bool | None = knob(None, kind="bool", kernel=True,
+                                         doc="INVLPGB stays on under PTI (v6.15 only: 94a17f2dc90b, v6.16, turns it off)")
     batched_migration_flush: bool | None = knob(None, kind="bool", kernel=True,
                                                 doc="policy None: migration batches its flush (v6.3)")
     batched_unmap_flush: bool | None = knob(None, kind="bool", kernel=True,
@@ -447,16 +503,30 @@ class TlbModel(Mechanism):
         return out
 
     def check(self) -> None:
-        v.count("cpus", self.cpus)
-        if self.policy is None:
-            object.__setattr__(self, "policy", Policy.BATCHED if self.switch("batched_migration_flush")
-                               else Policy.IMMEDIATE)
+        # every float field (nested ones too) within its own bounds first: an error names the field set
+        v.fields_in_bounds(self)
+        # sizes (ValueError naming the field and the limit): the kernel's maxima, and the DES's C ints
+        v.at_most("cpus", v.count("cpus", self.cpus), v.MAX_CPUS, "CONFIG_NR_CPUS's largest value")
+        v.at_most("mms", v.count("mms", self.mms), v.MAX_TASKS, "PID_MAX_LIMIT: an mm has a task")
+        v.at_most("batch_folios", v.count("batch_folios", self.batch_folios), MAX_BATCH_FOLIOS,
+                  "folios one call isolates: the kernel's take 32 (SWAP_CLUSTER_MAX) to 512 "
+                  "(NR_MAX_BATCHED_MIGRATION); the DES walks each")
+        v.at_most("entries_per_folio", v.count("entries_per_folio", self.entries_per_folio), MAX_FOLIO_PAGES,
+                  "4K PTEs of a PUD-sized (1 GiB) folio, the largest")
+        v.at_most("flush_ceiling", v.count("flush_ceiling", self.flush_ceiling, minimum=0), 2**31 - 1,
+                  "the DES holds it in a C int")
+        if self.arch is None:
+            object.__setattr__(self, "arch", cpu_models.get(self.cpu_model).arch if self.cpu_model else "x86")
         for name, enum_type in (("arch", Arch), ("policy", Policy)):
             val = getattr(self, name)
+            if val is None:
+                continue
             try:
                 object.__setattr__(self, name, enum_type(val))
             except ValueError:
                 raise ValueError(f"{name} must be one of {[e.value for e in enum_type]}, got {val!r}") from None
+        if self.cpu_model is not None:
+            cpu_models.check_arch(self.arch.value, self.cpu_model)
         for name in ("virtualized", "sender_in_mm", "invpcid", "tlbi_range", "lazyfree"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
@@ -466,16 +536,16 @@ class TlbModel(Mechanism):
             v.scalar(name, getattr(self, name))
         if lanes.any_of(v.scalar("writable_fraction", self.writable_fraction) > 1):
             raise ValueError(f"writable_fraction must be in [0, 1], got {self.writable_fraction}")
-        for name in ("pti", "invlpgb", "batched_migration_flush", "batched_unmap_flush",
+        for name in ("pti", "invlpgb", "invlpgb_with_pti", "batched_migration_flush", "batched_unmap_flush",
                      "flush_dirty_before_pageout", "pv_ipi", "batched_lazyfree_unmap"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool or None, got {type(getattr(self, name)).__name__}")
         if self.mm_cpus is not None and lanes.any_of((v.scalar("mm_cpus", self.mm_cpus) < 1)
                                                      | (self.mm_cpus > self.cpus)):
             raise ValueError(f"mm_cpus must be in [1, cpus = {self.cpus}], got {self.mm_cpus}")
-        v.count("mms", self.mms)
         if self.folio_pages is not None:
-            v.count("folio_pages", self.folio_pages)
+            v.at_most("folio_pages", v.count("folio_pages", self.folio_pages), MAX_FOLIO_PAGES,
+                      "4K pages of a PUD-sized (1 GiB) folio, the largest")
         for name in ("migrate_fraction", "dirty_fraction"):
             x = v.scalar(name, getattr(self, name))
             if lanes.any_of((x > 1) | ((x <= 0) & (name == "migrate_fraction"))):
@@ -483,17 +553,22 @@ class TlbModel(Mechanism):
         for name in ("copy_us_per_page", "pte_us", "rmap_us_per_folio", "migration_pages"):
             if getattr(self, name) is not None:
                 v.scalar(name, getattr(self, name))
-        v.count("batch_folios", self.batch_folios)
-        v.count("entries_per_folio", self.entries_per_folio)
-        v.count("flush_ceiling", self.flush_ceiling, minimum=0)
         v.scalar("natural_flush_rate_per_s", self.natural_flush_rate_per_s)
         v.scalar("other_round_rate_per_s", self.other_round_rate_per_s)
         v.scalar("other_page_flush_rate_per_s", self.other_page_flush_rate_per_s)
         if not isinstance(self.reuse, Dist):
             raise TypeError(f"reuse must be a mmcost.locks.Dist, got {type(self.reuse).__name__}")
         self.reuse.check("reuse")
-        if self.policy is Policy.DEFERRED and self.reuse.kind != "empirical" and lanes.any_of(self.reuse.mean_us <= 0):
-            raise ValueError("reuse.mean_us must be > 0 under the deferred policy")
+        if self.reuse.kind == "empirical":
+            v.at_most("reuse.samples_us", len(self.reuse.samples_us), 10**6,
+                      "samples of an empirical reuse law (the pending-period integral sums over them in Python)")
+        elif self.flush_policy is Policy.DEFERRED:
+            # a reuse time far below a nanosecond underflowed the first-reuse rate's 1/mean (ZeroDivisionError
+            # at 5e-324 us); one beyond 1e15 us (31 years) is no reuse at all
+            lo, hi = REUSE_MEAN_US_RANGE
+            if lanes.any_of((self.reuse.mean_us < lo) | (self.reuse.mean_us > hi)):
+                raise ValueError(f"reuse.mean_us must be in [{lo:g}, {hi:g}] us under the deferred policy, "
+                                 f"got {self.reuse.mean_us}")
         if not isinstance(self.costs, TlbCosts):
             raise TypeError(f"costs must be a TlbCosts, got {type(self.costs).__name__}")
         self.costs.check()
@@ -512,6 +587,14 @@ class TlbModel(Mechanism):
             from .kernel import parse_version
 
             parse_version(self.kernel)
+
+    def _kernel_followers(self, explicit) -> dict:
+        # a batched or immediate policy is what batched_migration_flush gives: it follows the kernel too;
+        # deferred (migrc) is in no kernel and stays
+        out = super()._kernel_followers(explicit)
+        if "policy" not in explicit and self.policy in (Policy.BATCHED, Policy.IMMEDIATE):
+            out["policy"] = None
+        return out
 
     def replace(self, **changes) -> TlbModel:
         """A changed copy (validated again)."""
@@ -536,20 +619,39 @@ class TlbModel(Mechanism):
         return cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch.value)
 
     @property
+    def flush_policy(self) -> Policy:
+        """Migration's flush: ``policy``, else the kernel's: batched from v6.3
+        (``batched_migration_flush``), per PTE before."""
+        if self.policy is not None:
+            return self.policy
+        return Policy.BATCHED if self.switch("batched_migration_flush") else Policy.IMMEDIATE
+
+    @property
     def pti_on(self) -> bool:
-        """Page-table isolation: the field, else the preset's Meltdown status (x86 only)."""
+        """Page-table isolation (x86 only): the field, else the kernel's
+        (``pti``: mainline v4.15; a stable backport is a ``+pti`` patch) with
+        ``pti=auto``, which isolates on a CPU with X86_BUG_CPU_MELTDOWN (the
+        preset's ``meltdown``; ``pti_check_boottime_disable``)."""
         if self.arch is not Arch.X86:
             return False
-        return bool(self.pti) if self.pti is not None else self._cpu.meltdown
+        if self.pti is not None:
+            return bool(self.pti)
+        return bool(self.switch("pti")) and self._cpu.meltdown
 
     @property
     def broadcast_on(self) -> bool:
-        """x86 INVLPGB flushing: the field, else kernel >= 6.15 on a preset that has INVLPGB."""
+        """x86 INVLPGB flushing: the field, else the kernel's (v6.15,
+        4afeb0ed1753) where the CPU advertises INVLPGB: a preset that has it,
+        not in a KVM guest (KVM does not expose the CPUID bit), and not under
+        PTI from v6.16 (94a17f2dc90b: ``pti_check_boottime_disable`` clears
+        X86_FEATURE_INVLPGB)."""
         if self.arch is not Arch.X86:
             return False
         if self.invlpgb is not None:
             return bool(self.invlpgb)
-        return bool(self.switch("invlpgb")) and self._cpu.invlpgb
+        if not (self.switch("invlpgb") and self._cpu.invlpgb) or self.virtualized:
+            return False
+        return not self.pti_on or bool(self.switch("invlpgb_with_pti"))
 
     @property
     def mm_cpus_eff(self) -> float:
@@ -692,15 +794,16 @@ class TlbModel(Mechanism):
         r["calls"] = lam + lam_p + lam_r
         r["folios"] = lam * fill + lam_p + lam_r * b
         # reclaim: batched since v4.3 (x86) / v6.5 (arm64), one flush per dirty folio
-        if self.policy is Policy.IMMEDIATE or not self.switch("batched_unmap_flush"):
+        policy = self.flush_policy
+        if policy is Policy.IMMEDIATE or not self.switch("batched_unmap_flush"):
             page_flushes(lam_r * b * e, in_mm)
         else:
             per_call = self.reclaim_flushes_per_call
             batch_flush(lam_r * per_call, b / per_call, in_mm)
-        if self.policy is Policy.IMMEDIATE:
+        if policy is Policy.IMMEDIATE:
             page_flushes(lam * fill * e, in_mm)
             page_flushes(lam_p * e, True, own=True)
-        elif self.policy is Policy.BATCHED:
+        elif policy is Policy.BATCHED:
             batch_flush(lam, fill, in_mm)
             batch_flush(lam_p, 1.0, True, own=True)
         else:
@@ -844,7 +947,7 @@ class TlbModel(Mechanism):
         qs = [Quantity("tlb_shootdowns_per_s", value, "1/(CPU s)", lo, hi),
               Quantity("tlb_overhead_pct", 100 * u, "%", 100 * u, 100 * u)]
         qs += [Quantity(k, float(x), units.get(k, "count"), float(x), float(x)) for k, x in run.items()]
-        title = f"{self.arch.value}, {self.policy.value} flushing, {self.cpus} CPUs" + (", KVM guest" if self.virtualized else "")
+        title = f"{self.arch.value}, {self.flush_policy.value} flushing, {self.cpus} CPUs" + (", KVM guest" if self.virtualized else "")
         if u >= 1.0:  # (TlbResult.saturated)
             title += f" (saturated: TLB maintenance takes {u:.0%} of every CPU)"
         return Result(tuple(qs), res.solver, 0.99 if res.solver == "simulated" else 1.0, bool(self.fitted_on), title,
@@ -868,6 +971,8 @@ class TlbModel(Mechanism):
                 + self.natural_flush_rate_per_s * self.cpus)
         v.at_most("warmup_s + horizon_s", warmup_s + horizon_s, v.MAX_EVENTS / max(rate, 1e-300),
                   f"{v.MAX_EVENTS:.0e} units of work (events, folios, PTEs) per replication at {rate:.4g}/s")
+        v.at_most("batch_folios x entries_per_folio", self.batch_folios * self.entries_per_folio, v.MAX_EVENTS / 10,
+                  "units of work of one call: a tenth of a replication's")
         replications = v.count("replications", replications, minimum=2)
         seed = v.count("seed", seed, minimum=0)
         threads = v.count("threads", threads if threads is not None else min(replications, os.cpu_count() or 1))
@@ -878,7 +983,7 @@ class TlbModel(Mechanism):
             bar = tqdm(total=replications, desc="tlb DES", leave=False)
         params = _core.tlb.TlbSimParams(
             cpus=self.cpus, arch=_core.tlb.Arch.__members__[self.arch.value],
-            policy=_core.tlb.Policy.__members__[self.policy.value], call_rate=self.call_rate_per_s,
+            policy=_core.tlb.Policy.__members__[self.flush_policy.value], call_rate=self.call_rate_per_s,
             reclaim_call_rate=self.reclaim_call_rate_per_s, batch_folios=self.batch_folios,
             entries_per_folio=self.entries_per_folio, flush_ceiling=self.flush_ceiling,
             writable_fraction=self.writable_fraction, natural_flush_rate=self.natural_flush_rate_per_s,
@@ -930,6 +1035,15 @@ class TlbModel(Mechanism):
         per_cpu = d["shootdowns"].mean(axis=0) / horizon_s
         return TlbResult(self, rows, "simulated", per_cpu_shootdowns_per_s=per_cpu,
                          events=float(d["events"].sum()))
+
+
+def _count(rate, seconds):
+    """A counter over a run: ``rate x seconds``, and 0 where the rate is 0 (a saturated run lasts inf
+    seconds: a counter that never ticks stays 0, where the product is NaN). Per lane for arrays."""
+    if isinstance(rate, np.ndarray) or isinstance(seconds, np.ndarray):
+        with np.errstate(invalid="ignore"):
+            return np.where(rate == 0, 0.0, rate * seconds)
+    return 0.0 if rate == 0 else rate * seconds
 
 
 #: share of the fast node the application can hold (kernel, page cache, watermarks)
@@ -1057,7 +1171,7 @@ _RATES = {
 class TlbResult:
     """Rates from one solver, and what they cost.
 
-    ``rates``: one row per quantity (``value``, 99% ``ci_low``/``ci_high``;
+    ``rates``: one row per quantity (``value``, 99% ``lo``/``hi``;
     equal for the analytic solver). For x86 migrc with natural flushes the
     CPUs' pending states diverge and a reuse flush reaches a random subset;
     the analytic ``rounds``/``reuse_rounds`` then treat each CPU as joining a
@@ -1066,7 +1180,7 @@ class TlbResult:
     by cause; :meth:`run` gives a run's expected counters and runtime."""
 
     model: TlbModel
-    #: quantity -> (value, ci_low, ci_high), the quantities of ``_RATES``
+    #: quantity -> (value, lo, hi), the quantities of ``_RATES``
     bounds: dict
     solver: str
     per_cpu_shootdowns_per_s: np.ndarray | None = None
@@ -1074,8 +1188,8 @@ class TlbResult:
 
     @property
     def rates(self) -> pd.DataFrame:
-        """One row per quantity: ``value``, 99% ``ci_low``/``ci_high``, ``unit``."""
-        f = pd.DataFrame.from_dict(self.bounds, orient="index", columns=["value", "ci_low", "ci_high"])
+        """One row per quantity: ``value``, 99% ``lo``/``hi``, ``unit``."""
+        f = pd.DataFrame.from_dict(self.bounds, orient="index", columns=["value", "lo", "hi"])
         f.index.name = "quantity"
         f["unit"] = [_RATES[k] for k in f.index]
         return f
@@ -1203,7 +1317,7 @@ class TlbResult:
         """The reclaimer's flush time per folio: a page flush per PTE, or its
         share of the batch's flushes (one per dirty folio, one at the end)."""
         m = self.model
-        if m.policy is Policy.IMMEDIATE or not m.switch("batched_unmap_flush"):
+        if m.flush_policy is Policy.IMMEDIATE or not m.switch("batched_unmap_flush"):
             return m.entries_per_folio * self.flush_sender_us("page", 1.0, remote_only)
         b, per_call = m.batch_folios, m.reclaim_flushes_per_call
         return per_call / b * self.flush_sender_us("batch", b / per_call, remote_only)
@@ -1213,10 +1327,10 @@ class TlbResult:
         share of the call's batch flush (under migrc only the writable calls'
         flush; the deferred one is paid later by the reusing task)."""
         m = self.model
-        if m.policy is Policy.IMMEDIATE:
+        if m.flush_policy is Policy.IMMEDIATE:
             return m.entries_per_folio * self.flush_sender_us("page", 1.0, remote_only)
         fill = m.migration_fill
-        share = 1.0 if m.policy is Policy.BATCHED else m._writable_call_share
+        share = 1.0 if m.flush_policy is Policy.BATCHED else m._writable_call_share
         return share * self.flush_sender_us("batch", fill, remote_only) / fill
 
     def flush_sender_us_per_folio(self, remote_only: bool = False) -> float:
@@ -1255,23 +1369,33 @@ class TlbResult:
         work per CPU of the mms: the metric names of seed 001
         (``tlb_shootdowns`` is per CPU), the vmstat TLB counters (kernels
         built with CONFIG_DEBUG_TLBFLUSH), the mean folios per flush, and the
-        migrator's throughput and load."""
+        migrator's throughput and load. Where a quantity has nothing to
+        stand on it is inf or NaN, never a made-up number: a saturated
+        configuration (TLB maintenance takes every CPU) never finishes, so
+        ``runtime_s`` and every counter that ticks are inf (one whose rate
+        is 0 stays 0); ``folios_per_flush`` is NaN without flushes, the
+        ``*_per_folio`` ratios NaN without folios; ``migration_time_s`` is
+        NaN without ``migration_pages``; ``migrated_pages_per_s`` is inf
+        where the migrator's costs are all 0."""
         m = self.model
         t = self._runtime_s(work_s if lanes.count(m) else v.scalar("work_s", work_s, positive=True))
         cpu_s = m.cpus * t
-        out = {"runtime_s": t, "tlb_shootdowns": self.rate("shootdowns") * t}
+        # a saturated run never ends (t inf): its counters are inf, and one whose rate is 0 stays 0 (0 x inf
+        # gave NaN)
+        out = {"runtime_s": t, "tlb_shootdowns": _count(self.rate("shootdowns"), t)}
         for c in m.counters:
-            out[c.name] = cpu_s * (c.per_full_flush * self.rate("full_flushes") + c.per_invlpg * self.rate("invlpg")
-                                   + c.background_per_s)
+            out[c.name] = _count(c.per_full_flush * self.rate("full_flushes") + c.per_invlpg * self.rate("invlpg")
+                                 + c.background_per_s, cpu_s)
         for s in m.streams:
-            out[f"{s.name}_miss_count"] = (m.busy_cpus * work_s * s.misses_per_work_s
-                                           + cpu_s * (self.rate("full_flushes") + self.rate("user_flushes")) * s.refill
-                                           + cpu_s * self.rate("shootdowns") * m.irq_tlb_entries
-                                           * self._pollution_share(s))
-        out["nr_tlb_remote_flush"] = self.rate("rounds") * t
-        out["nr_tlb_remote_flush_received"] = self.rate("shootdowns") * cpu_s
-        out["nr_tlb_local_flush_all"] = self.rate("local_full_flushes") * t
-        out["nr_tlb_local_flush_one"] = self.rate("local_one_flushes") * t
+            out[f"{s.name}_miss_count"] = (_count(m.busy_cpus * s.misses_per_work_s, work_s)
+                                           + _count((self.rate("full_flushes") + self.rate("user_flushes")) * s.refill,
+                                                    cpu_s)
+                                           + _count(self.rate("shootdowns") * m.irq_tlb_entries
+                                                    * self._pollution_share(s), cpu_s))
+        out["nr_tlb_remote_flush"] = _count(self.rate("rounds"), t)
+        out["nr_tlb_remote_flush_received"] = _count(self.rate("shootdowns"), cpu_s)
+        out["nr_tlb_local_flush_all"] = _count(self.rate("local_full_flushes"), t)
+        out["nr_tlb_local_flush_one"] = _count(self.rate("local_one_flushes"), t)
         flushes, folios = self.rate("flushes"), self.rate("folios")
         out["folios_per_flush"] = lanes.divide(folios, flushes, math.nan)
         received = self.rate("shootdowns") * m.cpus
@@ -1282,7 +1406,7 @@ class TlbResult:
         out["reclaim_us_per_page"] = self.reclaimer_us_per_page()
         per_folio = self.migrator_us_per_folio()
         pages = m.folio_pages or m.entries_per_folio
-        out["migrated_pages_per_s"] = pages / per_folio * US_PER_S
+        out["migrated_pages_per_s"] = lanes.divide(pages * US_PER_S, per_folio, math.inf)  # (inf: costs all 0)
         out["migration_time_s"] = (m.migration_pages / out["migrated_pages_per_s"] if m.migration_pages is not None
                                    else math.nan)
         out["migrator_busy_pct"] = 100.0 * m.demotion_rate_per_s * m.tiering_scale * per_folio / US_PER_S
@@ -1290,7 +1414,7 @@ class TlbResult:
 
     def __repr__(self) -> str:
         m = self.model
-        return (f"TlbResult({self.solver}, {m.arch.value}, {m.policy.value}, {m.cpus} CPUs: "
+        return (f"TlbResult({self.solver}, {m.arch.value}, {m.flush_policy.value}, {m.cpus} CPUs: "
                 f"{self.rate('shootdowns'):.4g} shootdowns/CPU/s, {self.rate('full_flushes'):.4g} full flushes/CPU/s, "
                 f"overhead {self.overhead:.3%})")
 

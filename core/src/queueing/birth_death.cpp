@@ -1,5 +1,6 @@
 #include "mmcost/queueing/birth_death.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -22,14 +23,35 @@ BirthDeathResult birth_death(const std::vector<double>& arrival_rates,
   // log w_k = sum_{i<k} log(lambda_i / mu_i): the product form in log space, so
   // rates spanning hundreds of orders of magnitude neither overflow nor cancel.
   // A zero arrival rate makes every state above it unreachable (log w = -inf).
+  // The same pass sums X' = sum_k w_k mu_{k-1} and L' = sum_k k w_k (the
+  // throughput and mean number before normalisation) as running
+  // log-sum-exps, shift xmax (lmax) and sum xsum (lsum): each with its own
+  // shift, as w_1 = 1e-424 is below a double while w_1 mu_0 is not.
   Eigen::VectorXd lw(static_cast<Eigen::Index>(N + 1));
   lw[0] = 0.0;
   double top = 0.0;
+  double xmax = neg_inf, xsum = 0.0, lmax = neg_inf, lsum = 0.0;
   for (std::size_t k = 0; k < N; ++k) {
     const double prev = lw[static_cast<Eigen::Index>(k)];
-    const double next = (prev == neg_inf || arrival_rates[k] == 0.0)
-                            ? neg_inf
-                            : prev + (std::log(arrival_rates[k]) - std::log(service_rates[k]));
+    double next = neg_inf;
+    if (prev != neg_inf && arrival_rates[k] != 0.0) {
+      const double log_mu = std::log(service_rates[k]);
+      next = prev + (std::log(arrival_rates[k]) - log_mu);
+      const double lx = next + log_mu;  // log(w_{k+1} mu_k)
+      if (lx > xmax) {
+        xsum = xsum * std::exp(xmax - lx) + 1.0;
+        xmax = lx;
+      } else {
+        xsum += std::exp(lx - xmax);
+      }
+      const double kk = static_cast<double>(k + 1);
+      if (next > lmax) {
+        lsum = lsum * std::exp(lmax - next) + kk;
+        lmax = next;
+      } else {
+        lsum += kk * std::exp(next - lmax);
+      }
+    }
     lw[static_cast<Eigen::Index>(k + 1)] = next;
     if (next > top) top = next;
   }
@@ -45,28 +67,42 @@ BirthDeathResult birth_death(const std::vector<double>& arrival_rates,
 
   BirthDeathResult r;
   r.probabilities.resize(static_cast<Eigen::Index>(N + 1));
-  r.throughput = 0.0;
   r.mean_number = 0.0;
   r.utilization = 0.0;
   for (Eigen::Index k = 0; k <= static_cast<Eigen::Index>(N); ++k) {
-    const double lp = lw[k] == neg_inf ? neg_inf : lw[k] - log_norm;
-    const double p = std::exp(lp);
+    const double p = lw[k] == neg_inf ? 0.0 : std::exp(lw[k] - log_norm);
     r.probabilities[k] = p;
     if (k == 0) continue;
-    // pi_k mu_{k-1} formed in log space: a tiny probability times a huge rate
-    r.throughput += std::exp(lp + std::log(service_rates[static_cast<std::size_t>(k - 1)]));
     r.mean_number += static_cast<double>(k) * p;
     r.utilization += p;  // 1 - pi_0 summed, not subtracted: no cancellation when pi_0 ~ 1
   }
+  if (r.utilization > 1.0) r.utilization = 1.0;
+  if (xmax == neg_inf) {
+    // An empty station (all arrival rates zero) has no visits: X = 0 and W is
+    // undefined, reported as 0 rather than 0/0.
+    r.throughput = 0.0;
+    r.response_time = 0.0;
+    return r;
+  }
+  // X = X' / norm, formed in log space: a tiny probability times a huge rate
+  r.throughput = std::exp(xmax + std::log(xsum) - log_norm);
   if (!std::isfinite(r.throughput)) {
     std::ostringstream s;
-    s << "birth_death: the throughput overflows a double (service_rates up to " << service_rates.back() << ")";
+    s << "birth_death: the throughput overflows a double (service_rates up to "
+      << *std::max_element(service_rates.begin(), service_rates.end()) << ")";
     throw NumericalError(s.str());
   }
-  if (r.utilization > 1.0) r.utilization = 1.0;
-  // An empty station (all arrival rates zero) has no visits: W is undefined,
-  // reported as 0 rather than 0/0.
-  r.response_time = r.throughput > 0.0 ? r.mean_number / r.throughput : 0.0;
+  // W = L / X = L' / X': the normalisation cancels. L and X
+  // themselves may lie below the smallest double (L = 1e-424 with rates of
+  // 1e-242 and 1e182) while their ratio does not (W = 1e-182); L / X of the
+  // rounded values gave 0 there.
+  r.response_time = std::exp((lmax - xmax) + std::log(lsum / xsum));
+  if (!std::isfinite(r.response_time)) {
+    std::ostringstream s;
+    s << "birth_death: the response time overflows a double (service_rates as low as "
+      << *std::min_element(service_rates.begin(), service_rates.end()) << ")";
+    throw NumericalError(s.str());
+  }
   return r;
 }
 

@@ -71,7 +71,8 @@ void recurse(const Stations& st, double think_time, long population, Row&& row) 
     // The residual-life approximation (scv != 1) can overshoot the
     // bottleneck bound near saturation; clamp to X <= 1 / D_max
     // (Denning & Buzen, Computing Surveys 10(3), 1978). Exact runs never hit it.
-    if (approximate && dmax > 0.0 && x * dmax > 1.0) x = 1.0 / dmax;
+    const bool clamped = approximate && dmax > 0.0 && x * dmax > 1.0;
+    if (clamped) x = 1.0 / dmax;
     if (!std::isfinite(cycle))
       throw NumericalError("mva: the cycle time overflows a double at population " + std::to_string(n) +
                            " (demands x population too large)");
@@ -80,6 +81,16 @@ void recurse(const Stations& st, double think_time, long population, Row&& row) 
                            " (think_time + demands too short)");
     if (approximate) {
       q = (x * r).matrix();
+      if (clamped) {
+        // The clamped X no longer closes the cycle: X (Z + sum_k R_k) < n, so
+        // Q_k = X R_k would lose customers (n = 2, D = 1, Z = 0, scv = 0 gave
+        // sum Q = 1.5). Little's law over the network fixes the cycle time at
+        // n / X - Z; it is shared among the stations in proportion to their
+        // residual-life R_k (all scaled up by the same factor >= 1), so
+        // sum_k Q_k + X Z = n and Q_k = X R_k hold at every population.
+        const double queued = static_cast<double>(n) - x * think_time;
+        q *= queued / q.sum();
+      }
       u = x * demand;  // read by the residual-life term only
     } else {
       q = (x * r_exp).matrix();

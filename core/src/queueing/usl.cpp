@@ -13,7 +13,8 @@ Eigen::VectorXd usl(const Eigen::VectorXd& n, double sigma, double kappa, double
   Eigen::VectorXd x(n.size());
   for (Eigen::Index i = 0; i < n.size(); ++i) {
     const double ni = n[i];
-    check::finite_positive(check::indexed("n", static_cast<std::size_t>(i)), ni);
+    // the element's name formatted only when it fails (per element: 5.6 s for 10^7 n)
+    if (!std::isfinite(ni) || ni <= 0.0) check::finite_positive(check::indexed("n", static_cast<std::size_t>(i)), ni);
     // X = lam / (1/n + sigma (n - 1)/n + kappa (n - 1)): the law divided through by n, so neither
     // lam n nor kappa n^2 is formed (they overflow long before X does)
     // (for n < 1, outside the law's usual domain, n - 1 < 0 and those terms cancel; there the

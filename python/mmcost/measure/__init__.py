@@ -1,14 +1,17 @@
-"""Measure on your own kernel: ``mmcost measure swapout`` and ``mmcost measure verify``.
+"""Measure on your own kernel: ``mmcost measure swapout``, ``verify`` and ``restore``.
 
 :func:`swapout` runs the swap-out benchmark matrix with its counters
 (:mod:`mmcost.measure.swapout_runs`); every kernel setting it touches is recorded
-and restored (:mod:`mmcost.measure.machine`). :func:`verify` closes the
+and restored (:mod:`mmcost.measure.machine`), and written to a journal on disk
+before it is changed (:mod:`mmcost.measure.journal`), so that :func:`restore`
+(or the next run) puts back what a killed run left. :func:`verify` closes the
 loop: fit the swap model to some configurations, predict the others with
-bands, and compare with what was measured (:mod:`mmcost.measure.verify`).
+bands, and compare with what was measured (:mod:`mmcost.measure.verify`);
+:func:`read_runs` reads a runs CSV and refuses one cut short.
 """
 
-from .machine import Machine, MeasureError
-from .swapout_runs import matrix, swapout
-from .verify import verify
+from .machine import Machine, MeasureError, restore
+from .swapout_runs import RUN_COLUMNS, matrix, swapout
+from .verify import read_runs, verify
 
-__all__ = ["Machine", "MeasureError", "matrix", "swapout", "verify"]
+__all__ = ["Machine", "MeasureError", "RUN_COLUMNS", "matrix", "read_runs", "restore", "swapout", "verify"]

@@ -15,25 +15,44 @@ For each run of the matrix (folio size x processes x memcg limit x device,
    machine's metadata, appended to the CSV as each run finishes.
 
 Every setting is recorded before the first change and restored at the end,
-on error and on Ctrl-C (:class:`mmcost.measure.machine.Machine`).
+on error, on Ctrl-C, SIGTERM and SIGHUP (:class:`mmcost.measure.machine.Machine`).
+Every change is also written to a journal on disk before it is made
+(:mod:`mmcost.measure.journal`): a run killed by SIGKILL is restored by the
+next run before it starts, or by ``mmcost measure restore``; while one run
+holds the journal, a second is refused.
+
+Arguments are checked before the machine is touched. Each invocation gets
+its own id (start time and a random suffix), the prefix of its run ids, so
+runs appended to one CSV by several invocations stay apart. The CSV has the
+columns of :data:`RUN_COLUMNS`, in that order (documented in
+``docs/reproduce.md``, "The runs schema"); appending to a CSV with other
+columns or a last line cut short is refused.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import platform
 import random
 import re
+import signal
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from .. import parse
-from .machine import Machine, MeasureError
+from .. import parse, schema
+from .journal import JOURNAL, Journal, JournalBusy, pending
+from .machine import Machine, MeasureError, recover
+
+#: The columns of a runs CSV, in order (see docs/reproduce.md, "The runs schema").
+RUN_COLUMNS = [*schema.COLUMNS, "printed", "line", "block", "source_name", "note", "cpu", "run", "compressor",
+               "madvise", "kernel", "cpu_model_name", "hypervisor", "load_1m", "started"]
 
 #: vmstat counters kept per run (mmcost.parse.vmstat names them <name>_count)
 VMSTAT = ("pswpout", "pswpin", "pgfault", "pgmajfault", "thp_fault_alloc", "thp_fault_fallback", "thp_swpout",
@@ -58,7 +77,11 @@ def size_bytes(text) -> int:
     """'1536M' / '1G' / 805306368 -> bytes."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return int(text)
-    return size_kb(text) * 1024 if re.search(r"[kKmMgG]", str(text)) else int(text)
+    if re.search(r"[kKmMgG]", str(text)):
+        return size_kb(text) * 1024
+    if not re.fullmatch(r"\s*\d+\s*", str(text)):
+        raise ValueError(f"not a size: {text!r} (expected bytes, or e.g. 256M, 1G)")
+    return int(text)
 
 
 @dataclass(frozen=True)
@@ -92,11 +115,38 @@ def matrix(folio_kb, processes, memcg_mb, devices, reps: int, seed: int = 0) -> 
 
 
 def metadata(m: Machine) -> dict:
+    """The machine a matrix runs on: kernel release, CPU model name, CPUs, whether
+    virtualized (the CPUID ``hypervisor`` flag in /proc/cpuinfo) and which hypervisor."""
     cpuinfo = m.path("/proc/cpuinfo")
     text = cpuinfo.read_text() if cpuinfo.is_file() else ""
     model = re.search(r"model name\s*:\s*(.+)", text)
+    virtualized = " hypervisor" in text
     return dict(kernel=platform.release(), cpu_model_name=model.group(1).strip() if model else "",
-                cpus=os.cpu_count() or 1, virtualized=" hypervisor" in text)
+                cpus=os.cpu_count() or 1, virtualized=virtualized, hypervisor=hypervisor(m, virtualized))
+
+
+def hypervisor(m: Machine, virtualized: bool) -> str:
+    """'xen' (/sys/hypervisor/type), 'kvm' or 'hyperv' (their paravirtual clocksource
+    is offered: kvm-clock, hyperv_clocksource_*), 'unknown' (virtualized, none of
+    these), 'none' (bare metal)."""
+    xen = m.path("/sys/hypervisor/type")
+    if xen.is_file() and xen.read_text().strip():
+        return xen.read_text().strip()
+    cs = m.path("/sys/devices/system/clocksource/clocksource0/available_clocksource")
+    offered = cs.read_text() if cs.is_file() else ""
+    for name, hv in (("kvm-clock", "kvm"), ("hyperv", "hyperv")):
+        if name in offered:
+            return hv
+    return "unknown" if virtualized else "none"
+
+
+def load_1m(m: Machine) -> float:
+    """The 1-minute load average (/proc/loadavg) when a run starts: how busy the machine was."""
+    p = m.path("/proc/loadavg")
+    try:
+        return float(p.read_text().split()[0])
+    except (OSError, IndexError, ValueError):
+        return math.nan
 
 
 def writer_path() -> Path:
@@ -155,13 +205,21 @@ def _poll_zram(m: Machine, zid: int, stop: threading.Event, peaks: dict) -> None
         stop.wait(0.05)
 
 
+def invocation_id() -> str:
+    """This invocation's id: its start time and 8 random hex digits (unique across
+    invocations, so appended runs never share a run id)."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+
+
 def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = False, usemem: str | None = None,
-            zram_bytes: int = 4 * 2**30, meta: dict | None = None) -> pd.DataFrame:
+            zram_bytes: int = 4 * 2**30, meta: dict | None = None, invocation: str = "") -> pd.DataFrame:
     """One configuration: set up, run, snapshot, tear down its memcg and zram device."""
     meta = meta or {}
+    run_id = f"{invocation}-{cfg.stem}" if invocation else cfg.stem
+    started, load = time.strftime("%Y-%m-%dT%H:%M:%S%z"), load_1m(m)
     m.set_mthp(cfg.folio_kb)
     zid = m.make_zram(cfg.compressor, zram_bytes)
-    cg = m.make_memcg(f"mmcost-measure-{os.getpid()}-{cfg.stem}", cfg.memcg_mb)
+    cg = m.make_memcg(f"mmcost-measure-{run_id}", cfg.memcg_mb)
     try:
         if m.dry_run:
             m.log(f"would run {usemem or 'mmcost-writer'} {cfg.processes} {bytes_per_process} inside {cg}")
@@ -190,7 +248,10 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = 
         zram = pd.DataFrame([dict(metric=f"zram_{k}_peak_bytes", unit="bytes", value=float(v), source_name=f"mm_stat {k}")
                              for k, v in peaks.items()])
         rows = pd.concat([rows, zram.assign(**ctx)], ignore_index=True)
-        return rows.assign(run=cfg.stem, compressor=cfg.compressor, madvise=madvise, kernel=meta.get("kernel", ""))
+        rows = rows.assign(run=run_id, compressor=cfg.compressor, madvise=madvise, kernel=meta.get("kernel", ""),
+                           cpu_model_name=meta.get("cpu_model_name", ""), hypervisor=meta.get("hypervisor", ""),
+                           load_1m=load, started=started)
+        return rows.reindex(columns=RUN_COLUMNS)
     finally:  # this run's memcg and zram device go now; restore() catches anything left on an error
         for kind, what in (("memcg", cg), ("swapon", f"/dev/zram{zid}"), ("zram", zid)):
             if (kind, what) in m.created:
@@ -213,38 +274,182 @@ def _wait_swap_empty(m: Machine, timeout_s: float = 60.0) -> None:
         time.sleep(0.2)
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP stopped a run; its settings were restored on the way out."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+
+
+class _Signals:
+    """While a run holds the machine: SIGTERM and SIGHUP (a closed terminal, a lost SSH
+    session) raise :class:`Stopped` in the main thread, so the ``finally`` blocks
+    restore every setting. During the restore itself a signal is held back and raised
+    after it (an interrupted restore would leave its rest to the journal)."""
+
+    NAMES = (signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self):
+        self.old: dict = {}
+        self.held: list[int] = []
+        self.restoring = False
+
+    def _handle(self, signum, frame):
+        if self.restoring:
+            self.held.append(signum)
+            return
+        self.restoring = True  # a second signal must not cut the restore this one starts
+        raise Stopped(signum)
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.old = {s: signal.signal(s, self._handle) for s in self.NAMES}
+        return self
+
+    def __exit__(self, *exc):
+        for s, h in self.old.items():
+            signal.signal(s, h)
+        if self.held and exc[0] is None:
+            raise Stopped(self.held[0])
+        return False
+
+
+def _positive_ints(name: str, values, minimum: int = 1, maximum: int | None = None) -> list[int]:
+    values = list(values) if isinstance(values, (list, tuple)) else [values]
+    if not values:
+        raise ValueError(f"{name}: give at least one value")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v) \
+                or v < minimum or (maximum is not None and v > maximum):
+            bound = f">= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
+            raise ValueError(f"{name}: {v!r} is not a whole number {bound}")
+        out.append(int(v))
+    return out
+
+
+def _check_out(out) -> bool:
+    """Refuse a CSV this run cannot append to; True when it exists with rows (no header then)."""
+    if out is None:
+        return False
+    path = Path(out)
+    if path.is_dir():
+        raise ValueError(f"out: {path} is a folder, not a CSV file")
+    if not path.exists() or path.stat().st_size == 0:
+        if not path.parent.is_dir():
+            raise ValueError(f"out: the folder {path.parent} does not exist")
+        return False
+    with open(path, "rb") as f:
+        header = f.readline().decode(errors="replace").rstrip("\r\n")
+        f.seek(-1, os.SEEK_END)
+        last = f.read(1)
+    if header != ",".join(RUN_COLUMNS):
+        theirs = header.split(",")
+        diff = next((i for i, (a, b) in enumerate(zip(theirs, RUN_COLUMNS)) if a != b),
+                    min(len(theirs), len(RUN_COLUMNS)))
+        raise ValueError(f"out: {path} has other columns than this version writes (from column {diff + 1}: "
+                         f"{theirs[diff:diff + 3]} where it writes {RUN_COLUMNS[diff:diff + 3]}); appending would "
+                         "shift them. Write to a new file")
+    if last != b"\n":
+        n = path.read_bytes().count(b"\n") + 1
+        raise ValueError(f"out: {path} ends in an incomplete line {n} (a run killed while writing it?): "
+                         "remove that line or write to a new file")
+    return True
+
+
+def _append(out, rows: pd.DataFrame, header: bool) -> None:
+    """Append one run's rows in one write, made durable before the next run starts."""
+    text = rows.to_csv(index=False, header=header)
+    with open(out, "a") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), devices=("zram:lzo-rle",),
             bytes_per_process="768M", reps: int = 3, out: str | Path | None = None, madvise: bool = False,
             usemem: str | None = None, dry_run: bool = False, root: str | Path = "/", progress: bool = True,
-            seed: int = 0, machine: Machine | None = None) -> pd.DataFrame:
-    """Run the matrix; returns (and appends to ``out``) the tidy rows. See the module docstring."""
-    kbs = [size_kb(k) for k in folio_kb]
-    nbytes = size_bytes(bytes_per_process)
-    m = machine or Machine(root=root, dry_run=dry_run)
-    runs = matrix(kbs, processes, [int(size_bytes(x) / 2**20) if isinstance(x, str) else int(x) for x in memcg_mb],
-                  devices, reps, seed)
-    zram_bytes = int(max(4 * 2**30, 1.25 * max(processes) * nbytes))
-    m.check(kbs, max(processes) * nbytes + zram_bytes / 2)
-    meta = metadata(m)
-    frames = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+            seed: int = 0, machine: Machine | None = None, journal: str | Path | None = None) -> pd.DataFrame:
+    """Run the matrix; returns (and appends to ``out``) the tidy rows. See the module docstring.
 
-        bar = tqdm(total=len(runs), desc="swap-out runs", unit="run")
+    ``journal``: the journal file (default ``/run/mmcost/swapout.journal`` under
+    ``root``); every run on one machine must use the same one to be kept apart."""
+    def many(x):  # one value or several: "64K" is one size, not three characters
+        return [x] if isinstance(x, (str, int, float)) else list(x)
+
+    folio_kb, processes, memcg_mb, devices = many(folio_kb), many(processes), many(memcg_mb), many(devices)
+    def sized(name, convert, x):
+        try:
+            return convert(x)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+
+    kbs = _positive_ints("folio_kb", [sized("folio_kb", size_kb, k) for k in folio_kb], minimum=4)
+    processes = _positive_ints("processes", processes, maximum=4096)
+    reps = _positive_ints("reps", reps)[0]
+    nbytes = sized("bytes_per_process", size_bytes, bytes_per_process)
+    if not nbytes >= 4096:
+        raise ValueError(f"bytes_per_process: {bytes_per_process!r} is less than one page (4096 bytes)")
+    limits = _positive_ints("memcg_mb", [sized("memcg_mb", size_bytes, x) / 2**20 if isinstance(x, str) else x
+                                         for x in memcg_mb])
+    m = machine or Machine(root=root, dry_run=dry_run)
+    invocation = invocation_id()
+    runs = matrix(kbs, processes, limits, devices, reps, seed)
+    header = not _check_out(out)
+    zram_bytes = int(max(4 * 2**30, 1.25 * max(processes) * nbytes))
+    j = Journal(journal if journal is not None else m.path(JOURNAL), root=m.root)
+    if m.dry_run:
+        left = j.read()
+        pid = Journal.header(left).get("pid", "?")
+        if j.held():
+            m.log(f"a run (pid {pid}) holds {j.path}: a real run would be refused while it runs")
+        elif any(pending(left)):
+            m.log(f"{j.path} names changes that pid {pid} left: a real run would restore them first "
+                  "(mmcost measure restore --dry-run lists them)")
+    else:
+        m.check_root()
+        try:
+            left = j.acquire()  # before anything else: the lock, and what a killed run left
+        except JournalBusy as exc:
+            raise MeasureError(str(exc)) from None
     try:
-        for cfg in runs:
-            rows = one_run(m, cfg, nbytes, madvise=madvise, usemem=usemem, zram_bytes=zram_bytes, meta=meta)
-            if not rows.empty:
-                frames.append(rows)
-                if out is not None:
-                    rows.to_csv(out, mode="a", header=not Path(out).exists(), index=False)
-            if bar is not None:
-                bar.update(1)
-            if not m.dry_run:
-                _wait_swap_empty(m)
+        if not m.dry_run:
+            recover(m, j, left, say=m.log)
+        m.check(kbs, max(processes) * nbytes + zram_bytes / 2, compressors=sorted({r.compressor for r in runs}))
+        meta = metadata(m)
+        frames = []
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(runs), desc="swap-out runs", unit="run")
+        sig = _Signals()
+        with sig:
+            try:
+                if not m.dry_run:
+                    j.begin()
+                    m.journal = j
+                for cfg in runs:
+                    rows = one_run(m, cfg, nbytes, madvise=madvise, usemem=usemem, zram_bytes=zram_bytes, meta=meta,
+                                   invocation=invocation)
+                    if not rows.empty:
+                        frames.append(rows)
+                        if out is not None:
+                            _append(out, rows, header)
+                            header = False
+                    if bar is not None:
+                        bar.update(1)
+                    if not m.dry_run:
+                        _wait_swap_empty(m)
+            finally:
+                sig.restoring = True
+                if bar is not None:
+                    bar.close()
+                m.restore()
+                if not m.dry_run:
+                    j.clear()  # only reached when every step was undone (restore raises otherwise)
     finally:
-        if bar is not None:
-            bar.close()
-        m.restore()
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        if not m.dry_run:
+            j.release()
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=RUN_COLUMNS)

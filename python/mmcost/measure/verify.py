@@ -1,17 +1,27 @@
 """Close the loop: fit the swap model to some runs, predict the others, compare.
 
-:func:`model_rows` turns ``mmcost measure swapout`` rows into the swap
-model's frame: each process's usemem throughput, with the run's measured
-large-folio share (its mTHP counters), and each run's TLB shootdowns per
-swapped page (``/proc/interrupts`` over ``pswpout``). :func:`verify` fits
-:class:`mmcost.swap.SwapModel` to the rows a query selects, predicts the
-rest with 90% bands and returns the comparison, the LKP-style text block and
-a figure of throughput against folio size.
+:func:`model_rows` turns ``mmcost measure swapout`` rows (or runs measured
+another way, in the same schema: see ``docs/reproduce.md``, "The runs
+schema") into the swap model's frame: each process's usemem throughput, with
+the run's measured large-folio share (its mTHP counters, or a ``large_share``
+column), and each run's TLB shootdowns per swapped page (``/proc/interrupts``
+over ``pswpout``). :func:`verify` fits :class:`mmcost.swap.SwapModel` to the
+rows a query selects, predicts the rest with 90% bands and returns the
+comparison, the LKP-style text block and a figure of throughput against
+folio size. :func:`read_runs` reads a runs CSV, refusing one cut short.
+
+Runs are grouped by every configuration column they carry (any column that
+is not a per-row column, :data:`ROW_COLUMNS`): runs that differ in bytes per
+process, madvise, a pinning column of your own or anything else are never
+merged. Each group is predicted at its runs' mean measured ``large_share``.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,102 +30,256 @@ from ..fit import NotIdentifiableWarning
 from ..metrics import folio_label
 from ..swap import SwapModel, mthp_inputs
 
-CONFIG = ["folio_kb", "processes", "memcg_mb", "compressor"]
-_KEEP = ["run", "folio_kb", "processes", "cpus", "memcg_mb", "bytes_per_process", "swap_device", "compressor",
-         "virtualized", "arch", "kernel", "madvise"]
+#: Columns that describe one row of a run (or are measured per run), not its
+#: configuration; every other column is configuration, and runs that differ in
+#: one are never merged.
+ROW_COLUMNS = ("metric", "unit", "value", "stddev", "stddev_pct", "n_runs", "baseline", "baseline_folio_kb",
+               "printed", "line", "block", "source_name", "note", "cpu", "run", "call_site", "lock_type", "item",
+               "row", "variant_detail", "bound", "load_1m", "started", "large_share")
+#: The columns a run must have.
+REQUIRED = ("run", "metric", "value", "folio_kb", "processes")
+#: The configuration shown in the text table's own columns; the others vary by section.
+SHOWN = ("folio_kb", "processes", "memcg_mb", "compressor")
+THROUGHPUT, IPIS = "usemem_throughput_kib_s", "tlb_shootdowns_per_swapped_page"
+#: Below this many IPIs per page, measured and predicted alike, a ratio says nothing (printed ~0)
+TINY = 0.01
+
+
+def read_runs(path) -> pd.DataFrame:
+    """A runs CSV, refused (ValueError naming the line) when it is cut short: a last
+    line without its end, a line with fewer or more fields than the header. A file
+    cut at a line's end is caught by :func:`model_rows` (a run missing its rows)."""
+    path = Path(path)
+    text = path.read_text()
+    if not text.strip():
+        raise ValueError(f"{path}: empty (no header, no runs)")
+    if not text.endswith("\n"):
+        n = text.count("\n") + 1
+        raise ValueError(f"{path}: line {n} is incomplete (the file ends in the middle of it: cut short, or a run "
+                         f"killed while writing it): {text.rsplit(chr(10), 1)[-1][:60]!r}")
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader)
+    for fields in reader:
+        if fields and len(fields) != len(header):
+            raise ValueError(f"{path}: line {reader.line_num} has {len(fields)} fields where the header has "
+                             f"{len(header)} (cut short, or appended by a version with other columns)")
+    return pd.read_csv(io.StringIO(text), low_memory=False)
+
+
+def _config_columns(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if c not in ROW_COLUMNS]
+
+
+def _run_share(run, part: pd.DataFrame, kb: int) -> float:
+    """The run's large-folio share: its ``large_share`` column, else its mTHP fault counters."""
+    if "large_share" in part.columns and part["large_share"].notna().any():
+        vals = part["large_share"].dropna().astype(float).unique()
+        if len(vals) > 1 or not 0 <= vals[0] <= 1:
+            raise ValueError(f"runs: run {run!r}: large_share must be one value in [0, 1], got {sorted(vals)}")
+        return float(vals[0])
+    if kb == 4:
+        return 1.0  # no large folios asked for; the model does not read it
+    stats = part[part["metric"].isin(["fault_alloc_count", "fault_fallback_count"])]
+    if "folio_kb" in stats.columns:
+        stats = stats[stats["folio_kb"] == kb]
+    counts = stats["metric"].value_counts()
+    if counts.get("fault_alloc_count", 0) > 1 or counts.get("fault_fallback_count", 0) > 1:
+        raise ValueError(f"runs: run {run!r} has {counts.max()} fault_alloc_count/fault_fallback_count rows: "
+                         "rows of more than one run share its id")
+    if len(counts) < 2:
+        raise ValueError(f"runs: run {run!r} ({kb} KiB folios) has no fault_alloc_count and fault_fallback_count "
+                         f"rows (hugepages-{kb}kB/stats) and no large_share column: its share of large folios is "
+                         "unknown (add a large_share column, 0..1)")
+    try:
+        return float(mthp_inputs(stats, kb)["large_share"])
+    except ValueError as exc:
+        raise ValueError(f"runs: run {run!r}: {exc}") from None
 
 
 def model_rows(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per-process throughput rows and per-run shootdowns-per-page rows, with ``large_share``."""
+    """Per-process throughput rows and per-run shootdowns-per-page rows, with ``large_share``.
+
+    Raises ValueError naming the run when rows of several runs share one id
+    (more throughput rows than processes, two values of a configuration
+    column, two ``pswpout`` counts), when a run lacks rows the other runs have
+    (a file cut short), or when a run's large-folio share is unknown."""
     if not isinstance(runs, pd.DataFrame) or runs.empty:
         raise ValueError("runs: need the rows of mmcost measure swapout (a non-empty DataFrame)")
-    for col in ("run", "metric", "value", "folio_kb", "processes"):
+    for col in REQUIRED:
         if col not in runs.columns:
             raise ValueError(f"runs: missing column {col!r} (rows of mmcost measure swapout?)")
-    keep = [c for c in _KEEP if c in runs.columns]
+    used = runs[runs["metric"].isin([THROUGHPUT, "tlb_shootdowns", "pswpout_count", "fault_alloc_count",
+                                     "fault_fallback_count"])]
+    for col in REQUIRED:
+        bad = used.index[used[col].isna()]
+        if len(bad):
+            raise ValueError(f"runs: row {bad[0]} (line {bad[0] + 2} of a CSV) has no {col} (cut short?)")
+    keep = _config_columns(runs)
     out = []
+    by_run = runs.groupby("run", sort=False)
+    has_ipis = by_run["metric"].agg(lambda m: {"tlb_shootdowns", "pswpout_count"} <= set(m))
+    has_faults = by_run["metric"].agg(lambda m: {"fault_alloc_count", "fault_fallback_count"} <= set(m))
+    run_kb = by_run["folio_kb"].first()
     for run, part in runs.groupby("run", sort=False):
-        first = part.iloc[0]
-        cfg = {c: first[c] for c in keep}
-        kb = int(first["folio_kb"])
-        stats = part[part["metric"].isin(["fault_alloc_count", "fault_fallback_count"])]
-        share = 1.0
-        if kb != 4 and len(stats) == 2 and stats["value"].sum() > 0:
-            share = mthp_inputs(stats, kb)["large_share"]
-        for v in part.loc[part["metric"] == "usemem_throughput_kib_s", "value"]:
-            out.append({**cfg, "metric": "usemem_throughput_kib_s", "value": float(v), "large_share": share})
-        tlb = part.loc[part["metric"] == "tlb_shootdowns", "value"].sum()
-        swapped = part.loc[part.get("source_name", pd.Series(index=part.index, dtype=object)) == "pswpout", "value"].sum()
-        if swapped > 0:
-            out.append({**cfg, "metric": "tlb_shootdowns_per_swapped_page", "value": tlb / swapped,
+        cfg = {}
+        for c in keep:
+            vals = part[c].dropna().unique()
+            if len(vals) > 1:
+                raise ValueError(f"runs: run {run!r} has {len(vals)} values of {c} ({list(vals)[:3]}): rows of more "
+                                 "than one run share its id")
+            cfg[c] = vals[0] if len(vals) else np.nan
+        kb, procs = int(cfg["folio_kb"]), int(cfg["processes"])
+        tp = part.loc[part["metric"] == THROUGHPUT, "value"]
+        if len(tp) != procs:
+            raise ValueError(f"runs: run {run!r} has {len(tp)} {THROUGHPUT} rows for {procs} process(es): "
+                             + ("rows of more than one run share its id (a runs.csv appended to by an older mmcost, "
+                                "whose run ids repeat?)" if len(tp) > procs else "the file is cut short, or the "
+                                "run lost a writer's line"))
+        others = int((has_faults & (run_kb == kb)).sum())
+        if kb != 4 and not has_faults[run] and others and not (
+                "large_share" in part.columns and part["large_share"].notna().any()):
+            raise ValueError(f"runs: run {run!r} has no fault_alloc_count and fault_fallback_count rows where "
+                             f"{others} other {kb} KiB runs have them: the file is cut short, or its runs were "
+                             "measured differently")
+        share = _run_share(run, part, kb)
+        for v in tp:
+            out.append({**cfg, "run": run, "metric": THROUGHPUT, "value": float(v), "large_share": share})
+        swapped = part.loc[part["metric"] == "pswpout_count", "value"]
+        if len(swapped) > 1:
+            raise ValueError(f"runs: run {run!r} has {len(swapped)} pswpout_count rows: rows of more than one run "
+                             "share its id")
+        if not has_ipis[run]:
+            if has_ipis.any():
+                raise ValueError(f"runs: run {run!r} has no tlb_shootdowns or pswpout_count rows where "
+                                 f"{int(has_ipis.sum())} other runs have them: the file is cut short, or its runs "
+                                 "were measured differently")
+            continue
+        if swapped.iloc[0] > 0:
+            tlb = part.loc[part["metric"] == "tlb_shootdowns", "value"].sum()
+            out.append({**cfg, "run": run, "metric": IPIS, "value": tlb / float(swapped.iloc[0]),
                         "large_share": share})
     return pd.DataFrame(out)
 
 
+def _model_columns(model, df: pd.DataFrame) -> list[str]:
+    """The columns the model reads (its fields), in the frame's order."""
+    return [c for c in df.columns if c in model.leaves]
+
+
 def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("reclaim_us_per_folio", "core_write_gb_s"),
-           model: SwapModel | None = None, interval: float = 0.9, n_samples: int = 100, seed: int = 0) -> dict:
+           model: SwapModel | None = None, level: float = 0.9, n_samples: int = 100, seed: int = 0,
+           tolerance: float = 0.01) -> dict:
     """Fit on ``runs.query(fit_query)``'s configurations, predict the others.
 
     Returns ``fit``, ``table`` (per held-out configuration and metric: runs,
-    measured mean and sd, predicted best/lo/hi, error_pct, in_band), ``text``
-    (an LKP-style block, 80 columns) and ``figure``."""
+    the runs' mean ``large_share`` the group is predicted at, measured mean
+    and sd, predicted best/lo/hi, error_pct, ``tol`` and in_band), ``text``
+    (an LKP-style block, 80 columns) and ``figure``.
+
+    ``in_band``: the measured mean lies in [lo, hi]. Where no fitted
+    parameter moves a metric (TLB shootdowns per page are counts the fit does
+    not see), the band has no width; there the measured mean is compared with
+    the prediction within ``tol`` = the larger of ``tolerance`` x the
+    prediction and the half-width of the runs' own ``level`` interval of
+    their mean (Student t over the runs), as the text says."""
+    from scipy import stats
+
+    if isinstance(free, str):
+        free = [free]
+    if not 0 <= tolerance < 1:
+        raise ValueError(f"tolerance: a relative tolerance in [0, 1), got {tolerance!r}")
     rows = model_rows(runs)
     try:
         chosen = rows.query(fit_query)
     except Exception as exc:  # pandas raises many kinds for a bad query
         raise ValueError(f"fit_query: cannot select runs with {fit_query!r}: {exc}") from None
-    fit_rows = chosen[chosen["metric"] == "usemem_throughput_kib_s"]
+    fit_rows = chosen[chosen["metric"] == THROUGHPUT]
     if fit_rows.empty:
         raise ValueError(f"fit_query: {fit_query!r} selects no throughput rows to fit")
     held = rows.drop(index=chosen.index)
     if held.empty:
         raise ValueError(f"fit_query: {fit_query!r} selects every run; nothing is left to predict")
     m = model or SwapModel()
+    cols = _model_columns(m, rows)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotIdentifiableWarning)
-        fit = m.fit(fit_rows, free=list(free))
-    by = [c for c in CONFIG if c in held.columns] + ["metric"]
+        fit = m.fit(fit_rows[["metric", "value", *cols]], free=list(free))
+    by = [c for c in _config_columns(held) if c not in ("metric",)] + ["metric"]
+    per_run = held.groupby(["run", "metric"], sort=False).agg(large_share=("large_share", "first"))
     agg = held.groupby(by, sort=True, dropna=False).agg(
-        runs=("value", "size"), measured=("value", "mean"), sd=("value", "std"),
-        **{c: (c, "first") for c in held.columns if c not in (*by, "value", "run")}).reset_index()
-    pred = fit.predict(agg.drop(columns=["runs", "measured", "sd"]), interval=interval, n_samples=n_samples,
-                       seed=seed, fixed_priors=True)
-    table = agg[[*by, "runs", "measured", "sd"]].copy()
+        runs=("run", "nunique"), measured=("value", "mean"), sd=("value", "std"),
+        run_ids=("run", lambda r: list(dict.fromkeys(r)))).reset_index()
+    agg["large_share"] = [float(np.mean([per_run.loc[(r, met), "large_share"] for r in ids]))
+                          for ids, met in zip(agg["run_ids"], agg["metric"])]
+    ask = agg[["metric", *[c for c in cols if c in agg.columns]]].copy()
+    pred = fit.predict(ask, level=level, n_samples=n_samples, seed=seed, fixed_priors=True)
+    table = agg[[*by, "runs", "large_share", "measured", "sd"]].copy()
     table[["best", "lo", "hi"]] = pred[["best", "lo", "hi"]].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         table["error_pct"] = 100 * (table["best"] / table["measured"] - 1)
-    table["in_band"] = (table["lo"] <= table["measured"]) & (table["measured"] <= table["hi"])
-    return dict(fit=fit, table=table, text=_text(table, fit_query, interval), figure=_figure(fit, rows, table, interval))
+        n = agg["runs"].to_numpy(float)
+        t = np.where(n > 1, stats.t.ppf((1 + level) / 2, np.maximum(n - 1, 1)), 0.0)
+        spread = np.nan_to_num(t * agg["sd"].to_numpy(float) / np.sqrt(n))
+    flat = (table["hi"] - table["lo"]).abs() <= 1e-9 * table["best"].abs()
+    table["tol"] = np.where(flat, np.maximum(tolerance * table["best"].abs(), spread), np.nan)
+    banded = (table["lo"] <= table["measured"]) & (table["measured"] <= table["hi"])
+    tiny = (table["measured"].abs() < TINY) & (table["best"].abs() < TINY)  # printed ~0: both next to nothing
+    table["in_band"] = np.where(flat, tiny | ((table["measured"] - table["best"]).abs() <= table["tol"]), banded)
+    table["in_band"] = table["in_band"].astype(bool)
+    return dict(fit=fit, table=table, text=_text(table, fit_query, level, tolerance),
+                figure=_figure(fit, rows, table, level, cols))
 
 
-def _text(table: pd.DataFrame, fit_query: str, interval: float) -> str:
+def _fmt_config(col: str, value) -> str:
+    if col == "bytes_per_process" and pd.notna(value):
+        b = int(value)
+        for unit, size in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+            if b % size == 0:
+                return f"{col}={b // size}{unit}"
+    return f"{col}={value}"
+
+
+def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 0.01) -> str:
     import textwrap
 
-    lines = textwrap.wrap(f"fitted to: {fit_query}; every other configuration predicted, with a {interval:.0%} band "
-                          "over the fit and the priors", 80)
-    lines += [
-             f"{'folio':>5} {'P':>2} {'memcg':>6} {'comp':>7} {'metric':<10} {'measured':>10} {'model':>9} "
-             f"{'error':>7} {'in':>3}"]
-    for r in table.itertuples():
-        name = "KiB/s/proc" if r.metric.startswith("usemem") else "IPIs/page"
-        fmt = "{:>10.4g}"
-        tiny = abs(r.measured) < 0.01 and abs(r.best) < 0.01  # ~0 IPIs per page: a ratio says nothing
-        err = "    ~0 " if tiny else f"{r.error_pct:>+6.1f}%"
-        lines.append(f"{folio_label(r.folio_kb):>5} {int(r.processes):>2} {int(r.memcg_mb):>5}M "
-                     f"{str(r.compressor)[:7]:>7} {name:<10} {fmt.format(r.measured)} {r.best:>9.4g} "
-                     f"{err} {'yes' if r.in_band else 'no':>3}")
-    tp = table[table["metric"] == "usemem_throughput_kib_s"]
+    lines = textwrap.wrap(f"fitted to: {fit_query}; every other configuration predicted, with a {level:.0%} band "
+                          "over the fit and the priors, at its runs' mean measured large-folio share", 80)
+    head = (f"{'folio':>5} {'P':>2} {'memcg':>6} {'comp':>7} {'metric':<10} {'measured':>10} {'model':>9} "
+            f"{'error':>7} {'in':>3}")
+    extra = [c for c in table.columns[:list(table.columns).index("metric")]
+             if c not in SHOWN and table[c].astype(str).nunique() > 1]
+    sections = table.groupby(extra, sort=True, dropna=False) if extra else [((), table)]
+    for key, part in sections:
+        if extra:
+            key = key if isinstance(key, tuple) else (key,)
+            lines += textwrap.wrap(", ".join(_fmt_config(c, v) for c, v in zip(extra, key)) + ":", 80)
+        lines.append(head)
+        for r in part.itertuples():
+            name = "KiB/s/proc" if r.metric.startswith("usemem") else "IPIs/page"
+            fmt = "{:>10.4g}"
+            tiny = abs(r.measured) < TINY and abs(r.best) < TINY  # ~0 IPIs per page: a ratio says nothing
+            err = "    ~0 " if tiny else f"{r.error_pct:>+6.1f}%"
+            memcg = f"{int(r.memcg_mb):>5}M" if "memcg_mb" in table.columns and pd.notna(r.memcg_mb) else f"{'-':>6}"
+            comp = str(r.compressor)[:7] if "compressor" in table.columns else "-"
+            lines.append(f"{folio_label(r.folio_kb):>5} {int(r.processes):>2} {memcg} "
+                         f"{comp:>7} {name:<10} {fmt.format(r.measured)} {r.best:>9.4g} "
+                         f"{err} {'yes' if r.in_band else 'no':>3}")
+    tp = table[table["metric"] == THROUGHPUT]
     if len(tp):
         lines.append(f"throughput: median |error| {tp['error_pct'].abs().median():.1f}%, "
                      f"{int(tp['in_band'].sum())}/{len(tp)} measured means inside the band")
-    ipi = table[(table["metric"] == "tlb_shootdowns_per_swapped_page") & (table["measured"].abs() >= 0.01)]
+    ipi = table[(table["metric"] == IPIS) & (table["measured"].abs() >= TINY)]
     if len(ipi):
         lines.append(f"IPIs/page (never fitted): median |error| {ipi['error_pct'].abs().median():.1f}%")
-        lines.append("  (no fitted cost moves them, so their band has no width)")
+    if table["tol"].notna().any():
+        lines += textwrap.wrap(f"IPIs/page: no fitted cost moves them, so their band has no width; their 'in' "
+                               f"says the measured mean is within {tolerance:.0%} of the model, or the model within "
+                               f"the runs' own {level:.0%} level of their mean (Student t), whichever is "
+                               f"wider, or both are below {TINY:g} (~0).", 80)
     return "\n".join(lines)
 
 
-def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float):
+def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, level: float, cols=None):
     """Throughput against folio size, one panel per memcg limit (the first compressor), a line per process count."""
     from ..plot import CoverFigure
 
@@ -134,10 +298,12 @@ def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float):
         for i, (p, part) in enumerate(part_l.groupby("processes")):
             color = f"C{i}"
             base = part.iloc[0]
-            ask = pd.DataFrame([{**{c: base[c] for c in part.columns if c not in ("value", "run", "large_share")},
-                                 "folio_kb": kb, "large_share": part.loc[part["folio_kb"] == kb, "large_share"].mean()}
+            keep = [c for c in (cols if cols is not None else part.columns)
+                    if c in part.columns and c not in ("value", "run", "large_share")]
+            ask = pd.DataFrame([{"metric": base["metric"], **{c: base[c] for c in keep}, "folio_kb": kb,
+                                 "large_share": part.loc[part["folio_kb"] == kb, "large_share"].mean()}
                                 for kb in sizes])
-            band = fit.predict(ask, interval=interval, n_samples=60, fixed_priors=True)
+            band = fit.predict(ask, level=level, n_samples=60, fixed_priors=True)
             ax.fill_between(sizes, band["lo"] / 1024, band["hi"] / 1024, color=color, alpha=0.2)
             label = f"{p} process{'es' if p > 1 else ''}"
             ax.plot(sizes, band["best"] / 1024, color=color, label=f"model, {label}")
@@ -153,7 +319,7 @@ def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, interval: float):
     axes[0].legend(fontsize=8)
     kernels = sorted(set(rows["kernel"].dropna().astype(str))) if "kernel" in rows else []
     where = f"Linux {', '.join(kernels)}" if kernels else "this machine"
-    fig.suptitle(f"usemem swap-out on {where}, {comp or 'zram'}: model with {interval:.0%} band, "
+    fig.suptitle(f"usemem swap-out on {where}, {comp or 'zram'}: model with {level:.0%} band, "
                  "measured mean ± sd", fontsize=10)
     fig.tight_layout()
     return fig

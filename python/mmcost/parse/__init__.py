@@ -6,14 +6,17 @@ every row (``variant="patched"``, ``folio_kb=64`` ...), and returns a DataFrame
 in the schema of :mod:`mmcost.schema` with ``printed`` (the text of the
 number), ``line`` (where it was read) and ``block`` (which repeated output).
 Unreadable, truncated or empty input raises :class:`ParseError` (a
-ValueError) naming the format and the line, never a partly filled frame.
+ValueError) naming the format and the line, never a partly filled frame; so
+does a line shaped like a record of the format with a word garbled or a
+number cut (``N byts / N usecs``, ``hugepages64kB/stats/...``), which is
+never skipped as prose.
 
 =====================  =====================================================
 function               format
 =====================  =====================================================
 lkp_compare            LKP ``%stddev %change %stddev`` comparison block
 perf_lock_contention   ``perf lock contention`` table
-perf_stat              ``perf stat`` counter listing
+perf_stat              ``perf stat`` counters (as printed, ``-x,`` CSV, ``-j`` JSON)
 interrupts_tlb         ``TLB shootdowns`` row of ``/proc/interrupts``
 time_output            shell ``time`` (zsh, bash, GNU) and ``Sys time:`` lines
 sysbench               sysbench summary

@@ -3,6 +3,7 @@ numbers as printed, keyed-record scanning, and the tidy output frame."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -94,6 +95,9 @@ class Keyed:
     anchor: re.Pattern
     full: re.Pattern
     read: object  # callable(match) -> list of row dicts
+    #: the shape of a record with its words garbled (usemem's ``N byts / N
+    #: usecs =``): found outside every complete record, it is an error too
+    tells: tuple[re.Pattern, ...] = ()
 
 
 def scan_keyed(fmt: str, text, specs: list[Keyed]) -> list[dict]:
@@ -106,6 +110,14 @@ def scan_keyed(fmt: str, text, specs: list[Keyed]) -> list[dict]:
                 snippet = flat.text[a.start() : a.start() + 60]
                 raise flat.error(a.start(), f"garbled or truncated record: {snippet!r}")
             found.append((a.start(), spec, m))
+    spans = sorted((m.start(), m.end()) for _, _, m in found)
+    for spec in specs:
+        for tell in spec.tells:
+            for t in tell.finditer(flat.text):
+                k = bisect.bisect_right(spans, (t.start(), float("inf"))) - 1
+                if k < 0 or spans[k][1] <= t.start():
+                    snippet = flat.text[t.start() : t.start() + 60]
+                    raise flat.error(t.start(), f"garbled or truncated record: {snippet!r}")
     if not found:
         raise ParseError(fmt, None, "no record of this format found")
     found.sort(key=lambda f: f[0])

@@ -10,6 +10,10 @@ from ._common import ParseError, _check_text, _LEADING_QUOTE, frame
 # .../hugepages-64kB/stats/anon_fault_alloc:1234   (grep . <files>)
 # .../hugepages-64kB/stats/anon_fault_alloc 1234   (echo $f $(cat $f))
 _MTHP = re.compile(r"hugepages-(\d+)kB/stats/([a-z_]+)\s*[:=]?\s*(\S+)\s*$")
+# a line naming a stats file with a value, its path garbled (a dash or a
+# letter missing: 'hugepages64kB/stats/swpout:5', 'hugepages-64k/stat/...'); a
+# command line ('grep . hugepages-*/stats/*') has a glob or no value and is prose
+_MTHP_LIKE = re.compile(r"(?:hugepage\S*stat|/stats?/)[^\s*?]*[:=\s]\s*\S+\s*$")
 _VMSTAT = re.compile(r"^([a-z][a-z0-9_]*)\s+(\S+)\s*$")
 
 
@@ -37,13 +41,16 @@ def mthp_stats(text, **context):
     ``<name>_count``); ``source_name`` keeps the counter's name.
 
     Lines that do not name a stats file are ignored before the first and after
-    the last counter; a stats line whose value is not an integer, a repeated
+    the last counter; a stats line whose value is not an integer, one whose
+    path is garbled (``hugepages64kB/stats/swpout:5``), a repeated
     size/counter, or another line between counters is a :class:`ParseError`."""
     fmt = "mthp_stats"
     rows, gaps = [], []
     for lineno, line in _lines(fmt, text):
         m = _MTHP.search(line)
         if m is None:
+            if _MTHP_LIKE.search(line) and "*" not in line:
+                raise ParseError(fmt, lineno, f"garbled stats line: {line!r}")
             if rows and line:
                 gaps.append((lineno, line))
             continue

@@ -28,6 +28,8 @@ _TIME_SPECS = [
             _row("cpu_pct", "%", m[3]),
             _row("real_time_s", "s", m[4], duration_s(m[4])),
         ],
+        # the line with a word garbled ('usr') or a number cut
+        tells=(re.compile(rf"(?<![\w.]){_F}s system {_F}% cpu\b"), re.compile(rf"(?<![\w.]){_F}% cpu {_DUR} total\b")),
     ),
     # bash: real 0m16.500s / user 0m1.200s / sys 0m0.300s
     Keyed(
@@ -38,6 +40,8 @@ _TIME_SPECS = [
             _row("user_time_s", "s", m[2], duration_s(m[2])),
             _row("sys_time_s", "s", m[3], duration_s(m[3])),
         ],
+        # 'user 0m0.5s' / 'sys 0m0.1s' without the record around them ('rael 0m1.0s')
+        tells=(re.compile(r"\b(?:user|sys) (?:\d+h)?\d+m[\d.]+s(?!\S)"),),
     ),
     # GNU time: 15208.91user 141.44system 16:20.98elapsed 1564%CPU (...)
     Keyed(
@@ -49,6 +53,7 @@ _TIME_SPECS = [
             _row("real_time_s", "s", m[3], duration_s(m[3])),
             _row("cpu_pct", "%", m[4]),
         ],
+        tells=(re.compile(rf"(?<![\w.]){_F}system {_DUR}elapsed\b"), re.compile(rf"(?<![\w.]){_DUR}elapsed {_F}%CPU\b")),
     ),
     # A build script's summary (seed 003): Sys time: 73578.30, Real time: 864.05
     Keyed(
@@ -156,7 +161,18 @@ def _usemem(m):
 
 
 _USEMEM_SPECS = [
-    Keyed(re.compile(r"(?<!\d)\d+ bytes /"), re.compile(r"(\d+) bytes / (\d+) usecs = (\d+) KB/s"), _usemem),
+    Keyed(
+        re.compile(r"(?<!\d)\d+ bytes /"),
+        re.compile(r"(\d+) bytes / (\d+) usecs = (\d+) KB/s"),
+        _usemem,
+        # the line's shape with a word garbled ('byts', 'usec', 'KB/sec') or
+        # a number cut: a record that does not read, not prose to skip
+        tells=(
+            re.compile(r"(?<![\w.])\d+ ?[A-Za-z]+ ?/ ?\d+ ?[A-Za-z]+ ?="),
+            re.compile(r"(?<![\w.])\d+ ?u?secs? ?= ?\d"),
+            re.compile(r"(?<![\w.])\d+ ?[A-Za-z]+ ?= ?\d+ ?[KMG]i?B/s"),
+        ),
+    ),
 ]
 
 

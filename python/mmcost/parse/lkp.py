@@ -53,8 +53,11 @@ def lkp_compare(text, **context):
     names = ["base", "patched"]
     if dashes and dashes[0] >= 2 and len(dashes) >= 2 and dashes[1] == dashes[0] + 1:
         names = words[dashes[0] - 2 : dashes[0]]
+    folded = len({t.line for t in toks}) == 1
     rows: list[dict] = []
-    block_end = None
+    # rows are expected from the '%stddev %change %stddev' header on (or from
+    # the first row read): a row-like start there that does not read is an error
+    block_end = next((k for k in range(len(words) - 2) if words[k : k + 3] == ["%stddev", "%change", "%stddev"]), None)
     i = 0
     while i < len(words):
         a = _value_with_stddev(words, i)
@@ -64,6 +67,12 @@ def lkp_compare(text, **context):
             if b is None or b[3] >= len(words) or is_number(words[b[3]]) or words[b[3]] in _PM:
                 raise ParseError(fmt, toks[i].line, f"row truncated after {words[change_at]!r}")
             name = words[b[3]]
+            after = b[3] + 1
+            if after < len(words) and (words[after].startswith(_PM) or (not folded and toks[after].line == toks[b[3]].line)):
+                # LKP ends a row with the metric's name: a '± N%' or a word after
+                # it on the same line means a word was inserted into the row
+                raise ParseError(fmt, toks[i].line, f"unreadable comparison row: {' '.join(words[i : after + 1])!r} "
+                                 f"has {words[after]!r} after the metric name")
             metric, call_site = metrics.for_lkp(name)
             line = toks[i].line
             common = dict(source_name=name, call_site=call_site, line=line, item=len(rows) // 3)

@@ -8,6 +8,9 @@ import re
 from ._common import ParseError, _check_text, _LEADING_QUOTE, frame, number, tokens
 
 
+_CPU = re.compile(r"CPU\d+")
+
+
 def interrupts_tlb(text, **context):
     """The ``TLB shootdowns`` row of ``/proc/interrupts``, any number of CPUs::
 
@@ -24,7 +27,12 @@ def interrupts_tlb(text, **context):
     starts = [k for k, w in enumerate(words) if w == "TLB:"]
     if not starts:
         raise ParseError(fmt, None, "no 'TLB:' row found")
-    rows = []
+    # CPU<n> header tokens in order, with their positions: each row looks up
+    # the ones before it by bisection, so the work is linear in the text (a
+    # scan of all earlier words per row made it quadratic: 320 KiB took 10 s)
+    cpu_at = [k for k, w in enumerate(words) if _CPU.fullmatch(w)]
+    cpu_num = [int(words[k][3:]) for k in cpu_at]
+    rows, ends = [], set()
     for block, s in enumerate(starts):
         i, values = s + 1, []
         while i < len(words) and re.fullmatch(r"\d+", words[i]):
@@ -35,11 +43,16 @@ def interrupts_tlb(text, **context):
             raise ParseError(fmt, toks[min(i, len(toks) - 1)].line, f"expected a count or 'TLB shootdowns', got {got!r}")
         if not values:
             raise ParseError(fmt, toks[s].line, "TLB row without per-CPU counts")
-        header = [int(w[3:]) for w in words[:s] if re.fullmatch(r"CPU\d+", w)]
-        cpus = header[-len(values) :] if len(header) >= len(values) else list(range(len(values)))
+        ends.add(i)
+        n_header = bisect.bisect_left(cpu_at, s)  # CPU<n> tokens before this row
+        cpus = cpu_num[n_header - len(values) : n_header] if n_header >= len(values) else range(len(values))
         for cpu, k in zip(cpus, values):
             rows.append(dict(metric="tlb_shootdowns", unit="count", value=number(words[k]), printed=words[k], cpu=cpu,
                              block=block, line=toks[k].line))
+    for k in range(len(words) - 1):
+        if words[k] == "TLB" and words[k + 1] == "shootdowns" and k not in ends:
+            # a row whose 'TLB:' is garbled ('TBL:', 'TLB') would be dropped
+            raise ParseError(fmt, toks[k].line, "'TLB shootdowns' without its 'TLB:' row (garbled row label?)")
     return frame(fmt, rows, context)
 
 
@@ -86,7 +99,7 @@ def markdown_table(text, metric=None, **context):
             j += 1
         runs.append((seps[k], seps[j] - seps[k] + 1))
         k = j + 1
-    rows = []
+    rows, used = [], set()  # used: lines a table was read from
     for block, (start, ncols) in enumerate(runs):
         headers = []
         h = start - 1  # the boundary before the separator row
@@ -117,4 +130,9 @@ def markdown_table(text, metric=None, **context):
             b += ncols + 1
         if n_body == 0:
             raise ParseError(fmt, cells[start][1], "table without body rows")
+        used.update(line for _, line in cells[max(h, 0) : b + 1])
+    for lineno, line in enumerate(pieces, start=1):
+        # a pipe-table row no table read (a '|' lost, a cell too many) is not prose
+        if lineno not in used and re.fullmatch(r"\s*\|.*\|.*|.*\|.*\|\s*", line):
+            raise ParseError(fmt, lineno, f"table row outside a readable table: {line.strip()!r}")
     return frame(fmt, rows, context)

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import datasets
-from ..fit import FitResult, NotIdentifiableWarning
+from ..fit import FitResult, NotIdentifiableWarning, PoorFitWarning
 from ..mechanism import Mechanism
 
 #: the columns of held_out()
@@ -49,7 +49,7 @@ class Study:
     id: ClassVar[str] = ""
     mechanism: ClassVar[type] = type(None)
     free: ClassVar[tuple[str, ...]] = ()
-    #: interval level of held_out()'s lo/hi
+    #: level of held_out()'s lo/hi band
     level: ClassVar[float] = 0.9
 
     def __init__(self):
@@ -92,6 +92,7 @@ class Study:
         if self._fit is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotIdentifiableWarning)
+                warnings.simplefilter("ignore", PoorFitWarning)  # kept in fit.warnings, printed in the report
                 model = self.model()
                 kwargs = {"free": list(self.free)} if isinstance(model, Mechanism) else {}
                 self._fit = model.fit(self.fit_rows(), **kwargs)
@@ -105,6 +106,57 @@ class Study:
 
     def sections(self) -> list[Section]:
         raise NotImplementedError
+
+    # --- accounting ------------------------------------------------------------------------------
+    #: rows no mechanism here expresses: (selector of data() columns, the missing mechanism or output);
+    #: see :func:`select` for the selector's forms
+    NOT_EXPRESSIBLE: ClassVar[tuple[tuple[dict, str], ...]] = ()
+
+    def not_expressible(self) -> tuple[tuple[dict, str], ...]:
+        return tuple(self.NOT_EXPRESSIBLE)
+
+    def fitted_rows(self) -> list[tuple[pd.DataFrame, str]]:
+        """The source's rows the study fits (or reads as a reference), each group with why."""
+        try:
+            return [(self.fit_rows(), "fitted")]
+        except NotImplementedError:
+            return []
+
+    def has_held_out(self) -> bool:
+        return type(self).held_out is not Study.held_out
+
+    def held_out_sigma(self) -> np.ndarray:
+        """Per held-out row, the published standard deviation of the number
+        predicted (``stddev``, or ``stddev_pct`` of its value), NaN where none is."""
+        df = self.data().reset_index(drop=True)
+        out = []
+        for r in self.held_out().itertuples():
+            i = _match(df, None, r.metric, r.published)
+            sd = np.nan
+            if i is not None:
+                row = df.iloc[i]
+                if "stddev" in df.columns and pd.notna(row["stddev"]):
+                    sd = float(row["stddev"])
+                elif "stddev_pct" in df.columns and pd.notna(row["stddev_pct"]) and not r.metric.endswith("_change_pct"):
+                    # (a change row's stddev_pct is its throughput's, not the change's)
+                    sd = float(row["stddev_pct"]) / 100 * abs(float(row["value"]))
+            out.append(sd)
+        return np.array(out, dtype=float)
+
+    def accounting(self) -> pd.DataFrame:
+        """Every row of the source with ``status`` (fitted, predicted, not
+        expressible; unaccounted where the study has not placed it) and
+        ``reason`` (for a row not expressible: the missing mechanism or output)."""
+        if self.__dict__.get("_accounting") is None:
+            self._accounting = _accounting(self)
+        return self._accounting.copy()
+
+    def counts(self) -> dict[str, int]:
+        """Rows per status, and the held-out hits (``hits`` of ``held_out``)."""
+        status = self.accounting()["status"]
+        out = {s: int((status == s).sum()) for s in STATUSES}
+        hits, n = _hit_rate(self) if self.has_held_out() else (0, 0)
+        return {**out, "hits": hits, "held_out": n}
 
     # --- helpers for subclasses -------------------------------------------------------------
     @staticmethod
@@ -124,9 +176,102 @@ class Study:
         parts = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
+            warnings.simplefilter("ignore", PoorFitWarning)  # kept in fit.warnings, printed in the report
             for rows in groups:
                 refit = fit.model.fit(data.drop(index=rows).reset_index(drop=True), absolute_sigma=fit.absolute_sigma)
-                parts.append(refit.predict(data.iloc[rows], interval=self.level, n_samples=n_samples, seed=len(parts)))
+                parts.append(refit.predict(data.iloc[rows], level=self.level, n_samples=n_samples, seed=len(parts)))
         pred = pd.concat(parts).reset_index(drop=True)
         order = np.concatenate(groups)
         return data.iloc[order].reset_index(drop=True), pred
+
+
+# --- accounting: every row of a source is fitted, predicted or not expressible -------------------------
+#: the statuses of :meth:`Study.accounting`; "unaccounted" marks a row a study has not placed yet
+STATUSES = ("fitted", "predicted", "not expressible", "unaccounted")
+#: columns that tell one published row from another (with the value)
+_KEY = ("experiment", "variant", "metric", "folio_kb", "call_site", "run", "cpu", "threads", "processes", "cpus")
+
+
+def _keys(df: pd.DataFrame) -> list[tuple]:
+    cols = [c for c in _KEY if c in df.columns]
+    out = []
+    for r in df[cols + ["value"]].itertuples(index=False):
+        key = tuple("" if (v is None or (isinstance(v, float) and np.isnan(v))) else str(v) for v in r[:-1])
+        out.append((key, float(r[-1])))
+    return out
+
+
+def select(df: pd.DataFrame, **where) -> pd.Series:
+    """Rows of ``df`` whose columns equal ``where``'s values (a tuple or list: any of them;
+    a string starting with ``~``: a regular expression the column matches)."""
+    mask = pd.Series(True, index=df.index)
+    for col, want in where.items():
+        s = df[col] if col in df.columns else pd.Series(np.nan, index=df.index)
+        if isinstance(want, str) and want.startswith("~"):
+            mask &= s.astype(str).str.contains(want[1:], regex=True)
+        elif isinstance(want, (tuple, list)):
+            mask &= s.isin(list(want))
+        else:
+            mask &= s == want
+    return mask
+
+
+def hit(metric: str, published: float, predicted: float, sigma: float | None = None) -> bool:
+    """A held-out number is a hit when the prediction is within 2 sigma of the
+    published value where a standard deviation is published, else within 10
+    points of a relative change (``*_change_pct``), else within 10% of an
+    absolute value."""
+    err = abs(predicted - published)
+    if sigma is not None and np.isfinite(sigma) and sigma > 0:
+        return bool(err <= 2 * sigma)
+    if metric.endswith("_change_pct"):
+        return bool(err <= 10.0)
+    return bool(err <= 0.10 * abs(published))
+
+
+def _match(df: pd.DataFrame, status, metric: str, published: float) -> int | None:
+    """The first row of ``df`` not yet placed whose metric and value are the held-out row's."""
+    vals = df["value"].to_numpy(float)
+    for i in np.flatnonzero((df["metric"] == metric).to_numpy()):
+        if status is not None and status[i] != "unaccounted":
+            continue
+        if np.isclose(vals[i], published, rtol=1e-9, atol=1e-12):
+            return int(i)
+    return None
+
+
+def _accounting(study: "Study") -> pd.DataFrame:
+    """See :meth:`Study.accounting`."""
+    df = study.data().reset_index(drop=True)
+    status = np.array(["unaccounted"] * len(df), dtype=object)
+    reason = np.array([""] * len(df), dtype=object)
+    keys = _keys(df)
+
+    def claim(rows: pd.DataFrame, what: str, why: str) -> None:
+        want = {}
+        for k in _keys(rows):
+            want[k] = want.get(k, 0) + 1
+        for i, k in enumerate(keys):
+            if status[i] == "unaccounted" and want.get(k, 0) > 0:
+                status[i], reason[i] = what, why
+                want[k] -= 1
+
+    for sel, why in study.not_expressible():
+        m = select(df, **sel).to_numpy()
+        idx = m & (status == "unaccounted")
+        status[idx], reason[idx] = "not expressible", why
+    if study.has_held_out():  # first: a leave-one-out study's fitted rows are each predicted too
+        for r in study.held_out().itertuples():
+            i = _match(df, status, r.metric, r.published)
+            if i is not None:
+                status[i], reason[i] = "predicted", r.configuration
+    for rows, why in study.fitted_rows():
+        claim(rows, "fitted", why)
+    return df.assign(status=status, reason=reason)
+
+
+def _hit_rate(study: "Study") -> tuple[int, int]:
+    held = study.held_out()
+    sig = study.held_out_sigma()
+    hits = [hit(r.metric, r.published, r.predicted, s) for r, s in zip(held.itertuples(), sig)]
+    return int(sum(hits)), len(hits)

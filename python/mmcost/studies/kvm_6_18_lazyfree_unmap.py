@@ -57,14 +57,14 @@ class Kvm618LazyfreeUnmap(Study):
     def held_out(self) -> pd.DataFrame:
         r = self.rows()
         rows = self._medians(r[~r["folio_kb"].isin(FITTED_KB)])
-        pred = self.fit().predict(rows, interval=self.level, n_samples=100, seed=4, fixed_priors=True)
+        pred = self.fit().predict(rows, level=self.level, n_samples=100, seed=4, fixed_priors=True)
         return self._held_out_frame(rows, [f"{int(kb)}K folios" for kb in rows["folio_kb"]], pred)
 
     def before_batching(self) -> pd.DataFrame:
         """Every size on a v6.14 kernel (no batched lazyfree unmap), best and
         90% band, next to the measured 6.18 medians."""
         rows = self._medians(self.rows()).assign(batched_lazyfree_unmap=False)
-        pred = self.fit().predict(rows, interval=0.9, n_samples=100, seed=5, fixed_priors=True)
+        pred = self.fit().predict(rows, level=0.9, n_samples=100, seed=5, fixed_priors=True)
         return pd.DataFrame({"folio_kb": rows["folio_kb"], "measured_6_18": rows["value"],
                              "best": pred["best"], "lo": pred["lo"], "hi": pred["hi"]})
 

@@ -37,7 +37,7 @@ class Kvm618Memcgs(Study):
 
     def held_out(self) -> pd.DataFrame:
         rows = self.rows()
-        pred = self.fit().predict(rows, interval=self.level, n_samples=60, seed=7, fixed_priors=True)
+        pred = self.fit().predict(rows, level=self.level, n_samples=60, seed=7, fixed_priors=True)
         return self._held_out_frame(rows, [f"{v}, {r}" for v, r in zip(rows["variant"], rows["run"])], pred)
 
     def summary(self) -> str:

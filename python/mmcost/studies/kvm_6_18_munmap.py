@@ -52,7 +52,7 @@ class Kvm618Munmap(Study):
                                     free=["swap_free_us_per_page", "free_line_us"])
 
     def _predicted(self, fit, rows: pd.DataFrame) -> pd.DataFrame:
-        pred = fit.predict(rows, interval=self.level, n_samples=100, seed=5, fixed_priors=True)
+        pred = fit.predict(rows, level=self.level, n_samples=100, seed=5, fixed_priors=True)
         return self._held_out_frame(rows, [f"{int(p)} proc" for p in rows["processes"]], pred)
 
     def held_out(self) -> pd.DataFrame:

@@ -88,7 +88,7 @@ class Kvm618PageoutFlush(Study):
         # one row per configuration: the medians of its 7 runs (value and the helper's on-CPU share)
         rows = (r.groupby(["variant", "metric"], sort=False)[["value", "mm_cpus"]].median().reset_index()
                 .assign(experiment="pageout_flush", cpus=2, virtualized=True))
-        pred = self.fit().predict(rows, interval=self.level, n_samples=100, seed=3, fixed_priors=True)
+        pred = self.fit().predict(rows, level=self.level, n_samples=100, seed=3, fixed_priors=True)
         names = [f"{v} ({m.removesuffix('_per_folio')})" for v, m in zip(rows["variant"], rows["metric"])]
         self._held = self._held_out_frame(rows, names, pred)
         return self._held.copy()

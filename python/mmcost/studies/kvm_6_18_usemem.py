@@ -38,7 +38,7 @@ class Kvm618Usemem(Study):
     def held_out(self) -> pd.DataFrame:
         r = self.runs()
         rows = r[(r["processes"] == 2) | (r["metric"] == "tlb_shootdowns_per_swapped_page")].reset_index(drop=True)
-        pred = self.fit().predict(rows, interval=self.level, n_samples=60, seed=7, fixed_priors=True)
+        pred = self.fit().predict(rows, level=self.level, n_samples=60, seed=7, fixed_priors=True)
         config = [f"{m.split('_')[0]}, {kb}K, {p} proc, {run}" for m, kb, p, run in
                   zip(rows["metric"], rows["folio_kb"], rows["processes"], rows["run"])]
         return self._held_out_frame(rows, config, pred)

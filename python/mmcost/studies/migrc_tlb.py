@@ -80,10 +80,11 @@ SCENARIOS: dict[str, tuple[dict, str]] = {
     "32 CPUs": ({"cpus": 32}, "as 8 CPUs; the sender's wait for the slowest of N-1 acks is not modelled"),
     "64 CPUs": ({"cpus": 64}, "as 32 CPUs"),
     "512-folio calls": ({"batch_folios": 512}, "one flush per NR_MAX_BATCHED_MIGRATION (512) folios instead of SWAP_CLUSTER_MAX (32)"),
-    "arm64, 16 CPUs": ({"arch": "arm64", "virtualized": False},
-                       "bare metal; broadcast TLBI per entry + one DSB per call, no IPI; migrc's reuse flush = ASID flush of all CPUs; "
-                       "DVM-message cost on the other cores not modelled"),
-    "arm64, 80 CPUs": ({"arch": "arm64", "virtualized": False, "cpus": 80}, "as arm64, 16 CPUs (Ampere Altra size, seed 000)"),
+    "arm64, 16 CPUs": ({"cpu_model": "generic-arm64", "virtualized": False},
+                       "bare metal, generic 3.0 GHz arm64 costs; broadcast TLBI per entry + one DSB per call, no IPI; "
+                       "migrc's reuse flush = ASID flush of all CPUs; DVM-message cost on the other cores not modelled"),
+    "arm64, 80 CPUs": ({"cpu_model": "ampere-altra", "virtualized": False, "cpus": 80},
+                       "as arm64, 16 CPUs, on Ampere Altra (seed 000's machine)"),
 }
 
 #: what the prediction table reports per scenario: (column, metric, variant)
@@ -132,7 +133,7 @@ class MigrcTlb(Study):
         runtime = pd.DataFrame([{"metric": "runtime_s_change_pct", "variant": "after", "baseline": "before",
                                  "value": self.measured_runtime_change_pct()}])
         rows = pd.concat([runtime, claims[["metric", "variant", "baseline", "value"]]], ignore_index=True)
-        pred = self.fit().predict(rows, interval=self.level, n_samples=200, seed=1, fixed_priors=True)
+        pred = self.fit().predict(rows, level=self.level, n_samples=200, seed=1, fixed_priors=True)
         config = ["runtime (from the two runtimes)"] + [f"cover letter claim ({m})" for m in claims["metric"]]
         return self._held_out_frame(rows, config, pred)
 
@@ -206,7 +207,7 @@ class MigrcTlb(Study):
             {"quantity": "kswapd busy % (batched)", "metric": "migrator_busy_pct", "variant": "before"},
             {"quantity": "kswapd busy % (per-folio)", "metric": "migrator_busy_pct", "variant": "per-folio"},
         ])
-        pred = self.fit().predict(rows, interval=0.9, n_samples=n_samples, seed=seed, fixed_priors=True)
+        pred = self.fit().predict(rows, level=0.9, n_samples=n_samples, seed=seed, fixed_priors=True)
         return pred[["quantity", "metric", "variant", "best", "lo", "hi"]]
 
     def sections(self) -> list[Section]:

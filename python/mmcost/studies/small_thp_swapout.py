@@ -1,9 +1,10 @@
 """Seed 000: usemem swap-out of 4K, 64K and 2M folios on Ampere Altra, three kernels.
 
 Mechanism: :class:`mmcost.swap.SwapModel` with the source's defaults
-(``[model]`` in source.toml: Altra, 80 cores, v6.6 + anonfolio) and one
-switch per kernel variant (``swap_whole_mthp``: the baseline splits 64K
-folios before swap-out, patch 2 swaps them out whole). The rows carry the
+(``[model]`` in source.toml: Altra, 80 cores, ``kernel = "6.6+anon_mthp"``)
+and one kernel per variant, the patch naming the switch it changes
+(``"6.6+anon_mthp+swap_whole_mthp"``: the baseline splits 64K folios before
+swap-out, patch 2 swaps them out whole). The rows carry the
 rest (70 processes, 1 GiB each, 40 GiB memcg, brd, arm64).
 
 The table holds changes against the 4K baseline, so only cost ratios matter.

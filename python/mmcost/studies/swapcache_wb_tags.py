@@ -2,7 +2,7 @@
 
 Mechanism: :class:`mmcost.swap.SwapModel` as that kernel ran (``kernel =
 "4.7"``: the profile's ``shrink_zone_memcg`` predates v4.8's node LRU): one
-swap cache tree lock per swap device (before v4.10's 64 MiB trunks), taken
+swap cache tree lock per swap device (before v4.11's 64 MiB trunks), taken
 with interrupts off at ``__add_to_swap_cache`` and ``__remove_mapping`` and,
 with writeback tags, at ``__test_set_page_writeback`` and
 ``test_clear_page_writeback``; no per-CPU slot cache (v4.11), so every page
@@ -53,7 +53,7 @@ class SwapcacheWbTags(Study):
         lkp = self.lkp()
         after = lkp[(lkp["variant"] == "base+patch") & lkp["metric"].str.endswith("_change_pct")]
         after = after[after["metric"].str.removesuffix("_change_pct").isin(SwapModel.METRICS)].reset_index(drop=True)
-        pred = self.fit().predict(after, interval=self.level, n_samples=100, seed=4)
+        pred = self.fit().predict(after, level=self.level, n_samples=100, seed=4)
         config = ["base+patch" + (f", {site_of(c)}" if isinstance(c, str) else "") for c in after["call_site"]]
         return self._held_out_frame(after, config, pred)
 

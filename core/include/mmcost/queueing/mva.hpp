@@ -43,7 +43,10 @@ struct MvaTop {
 // (Reiser, "A queueing network analysis of computer communication networks
 // with window flow control", IEEE Trans. Commun. 27(8), 1979; Lazowska et al.,
 // QSP 1984, sec. 8.3). Exact for scv = 1; an approximation otherwise, with
-// the throughput clamped to the bottleneck bound 1 / max_k D_k.
+// the throughput clamped to the bottleneck bound 1 / max_k D_k (Denning &
+// Buzen 1978). Where the clamp applies, the residence times are scaled by one
+// common factor so that Little's law holds over the network
+// (X (Z + sum_k R_k) = n): Q_k = X R_k and sum_k Q_k + X Z = n at every n.
 MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits,
               double think_time, long population, const std::vector<double>& scv = {});
 

@@ -1,0 +1,39 @@
+"""Huang Ying's "THP swap: Delay splitting THP during swapping out" v8 (-mm, early 2017).
+
+As :mod:`.huang_thp_swap_delay_split_2016` (seed 004's fit, nothing fitted
+here, the base kernel predicted, the series not expressible), with 8
+processes on the v4.10-era -mm the series is based on (assumed: the thread
+was not found, so the rows are the transcription's, unchecked): writeback
+tags gone (v4.9), the swap cache split into 64 MiB trunks (v4.10).
+
+=======================================  ====  ========================================
+rows                                      n    how
+=======================================  ====  ========================================
+base swap-out rate (vmstat.swap.so)        1   fitted: the swapped share's input
+base throughput                            1   predicted from seed 004's fit
+base elapsed time                          1   not expressible: the bytes written
+                                               (RAM and swap size) are not stated
+base cache-miss rate, IPC                  2   not expressible: no such output
+base add_to_swap children share            1   not expressible: a call chain's whole
+                                               share, not a spinlock's
+base+patchset (6 values, 6 changes)       12   not expressible: delay-split path
+=======================================  ====  ========================================
+
+Known miss: the base throughput is predicted at about 3.9 GB/s for 7.0:
+this run's machine writes three times faster than seed 004's and the
+2016 RFC's (2.5 GB/s) with half the processes, which seed 004's costs on
+the Haswell-EP preset do not reach; the thread's machine details are not
+known.
+"""
+
+from __future__ import annotations
+
+from .huang_thp_swap_delay_split_2016 import HuangThpSwapDelaySplit2016
+
+
+class HuangThpSwapDelaySplitV8(HuangThpSwapDelaySplit2016):
+    id = "huang_thp_swap_delay_split_v8_2017"
+    kernel = "4.10"
+
+
+study = HuangThpSwapDelaySplitV8()

@@ -1,0 +1,57 @@
+"""mmcost.kernel: each catalogued change at the release it landed in (the version before and
+the landing version, checked against the kernel trees), and kernel strings with patches."""
+
+import pytest
+from mmcost import kernel
+
+# switch, the release before, the landing release, value before, value from (mainline, x86)
+BOUNDARIES = [
+    ("skip_inaccessible", "6.3", "6.4", False, True),           # 4d4b6d66db63
+    ("batched_migration_flush", "6.2", "6.3", False, True),     # 7e12beb8ca2a
+    ("swapcache_lock_partitions", "4.10", "4.11", 1, 0),        # 4b3ef9daa4fc, 64 MiB trunks
+    ("swap_whole_pmd_thp", "4.13", "4.14", False, True),        # bd4c82c22c36
+    ("pti", "4.14", "4.15", False, True),                       # aa8c6248f8c7 (stable backports not modelled)
+    ("invlpgb", "6.14", "6.15", False, True),                   # 4afeb0ed1753
+    ("invlpgb_with_pti", "6.15", "6.16", True, False),          # 94a17f2dc90b
+]
+
+
+@pytest.mark.parametrize("switch, before, at, old, new", BOUNDARIES, ids=[b[0] for b in BOUNDARIES])
+def test_each_change_lands_in_its_release(switch, before, at, old, new):
+    assert kernel.features(before)[switch] == old
+    assert kernel.features(at)[switch] == new
+    assert kernel.features(f"v{at}-rc4")[switch] == new  # an -rc is its release's tree
+
+
+def test_pti_is_on_for_no_mainline_kernel_before_4_15_and_on_no_arm64():
+    assert kernel.features("4.7")["pti"] is False
+    assert "pti" not in kernel.features("6.6", "arm64")
+
+
+def test_the_swap_table_switch_that_nothing_read_is_gone():
+    assert "swap_table" not in kernel.switches()
+    with pytest.raises(ValueError, match="swap_table"):
+        kernel.changes("swap_table")
+
+
+def test_patches_set_switches_and_local_versions_are_ignored():
+    assert kernel.patches("6.6+anon_mthp+swap_whole_mthp") == {"anon_mthp": True, "swap_whole_mthp": True}
+    assert kernel.patches("4.7+writeback_tags=false") == {"writeback_tags": False}
+    assert kernel.patches("6.12+swap_alloc_lock=per_cluster") == {"swap_alloc_lock": "per_cluster"}
+    assert kernel.patches("4.8+swapcache_lock_partitions=4") == {"swapcache_lock_partitions": 4}
+    f = kernel.features("6.6+anon_mthp")
+    assert f["anon_mthp"] is True and f["swap_whole_mthp"] is False and kernel.parse_version("6.6+anon_mthp") == (6, 6)
+    for local in ("6.9.0-rc4+", "6.6.31+rpt-rpi-v8", "6.18.44-fc-v973"):
+        assert kernel.patches(local) == {}
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("6.6+swap_whole_mthpp", "did you mean 'swap_whole_mthp'"),
+    ("6.6+swap_alloc_lock", "needs a value"),
+    ("4.7+writeback_tags=maybe", "not a value of writeback_tags"),
+    ("6.12+swap_alloc_lock=global", "not a value of swap_alloc_lock"),
+    ("6.6+no_such_switch=1", "names no switch"),
+])
+def test_a_bad_patch_is_refused_naming_it(bad, match):
+    with pytest.raises(ValueError, match=match):
+        kernel.features(bad)
