@@ -205,7 +205,9 @@ def _dask_sweep(target, grid, client, chunk_size, progress, predict_kwargs):
         if chunk_size is not None:
             raise ValueError("chunk_size does not apply to a Dask DataFrame grid: its partitions are the chunks "
                              "(repartition it first)")
-        first = configs.head(1, npartitions=-1)
+        first = configs.head(1, npartitions=1, compute=True)  # the first partition only, not the whole frame
+        if len(first) == 0:
+            first = configs.head(1, npartitions=-1)
     else:
         threads = _threads(client) if client is not None else (os.cpu_count() or 1)
         if isinstance(grid, pd.DataFrame):
