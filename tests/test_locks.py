@@ -422,6 +422,23 @@ def test_a_fit_to_perf_lock_contention_tables_of_the_des_recovers_the_holds():
     assert two["wait_per_acquisition_us"] < 0.02 * two["wait_avg_us"]
 
 
+def test_result_tables_equal_frames_built_row_by_row():
+    """The tables built from one float block are the frames a list of row
+    dicts gives (the straightforward construction), DES (with _ci99 columns
+    and a site's lock name) and analytic (NaN wait_max) alike."""
+    system = LockSystem(4, (Lock("a"), Lock("b", partitions=2)),
+                        (Work(Dist.exponential(2.0)), Critical("a", "take_a", Dist.exponential(0.4)),
+                         Critical("b", "take_b", Dist.deterministic(0.2))))
+    for result in (system.simulate(ops=20_000, replications=3, seed=2, progress=False), system.analytic()):
+        for values, index, table in ((result.lock_values, "lock", result.locks),
+                                     (result.site_values, "site", result.sites)):
+            cols = list(table.columns)
+            reference = pd.DataFrame([{index: k, **row} for k, row in values.items()],
+                                     columns=[index, *cols]).set_index(index)
+            pd.testing.assert_frame_equal(table, reference, check_dtype=False)
+            assert table.dtypes[[c for c in cols if c != "lock"]].eq(float).all()
+
+
 def test_interrupts_that_take_a_whole_cpu_are_refused():
     """Issue 31: interrupts taking 200% of each CPU solved, at 645k operations/s."""
     stages = (Work(E(1.0)), Critical("L", "cs", E(0.5)))

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mmcost.sweep import grid_frame, sweep
+from mmcost.sweep import _threads, grid_frame, sweep
 from mmcost.usl import UslModel
 
 
@@ -39,15 +39,84 @@ def test_model_sweep_same_everywhere(usl_fit):
     np.testing.assert_allclose(serial["value"], model.evaluate(grid_frame(GRID)), rtol=0)
 
 
-def test_fit_sweep_on_a_dask_cluster(usl_fit):
+@pytest.fixture(scope="module")
+def client():
+    """Two worker processes of one thread each (``Client.nthreads()``: 2)."""
     import distributed
-    serial = sweep(usl_fit, GRID, executor="serial", n_samples=50, seed=4)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as client:
-        dask = sweep(usl_fit, GRID, executor=client.get_executor(), n_samples=50, seed=4)
+            distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+def same_rows(pandas_frame, dask_frame, client=None):
+    """A Dask result, computed (on ``client``, else Dask's local scheduler),
+    equals the pandas one row for row (Dask keeps strings as Arrow strings, so
+    dtypes are not compared)."""
+    got = dask_frame.compute(scheduler=client) if client is not None else dask_frame.compute()
+    assert list(got.index) == list(range(len(pandas_frame)))
+    pd.testing.assert_frame_equal(pandas_frame, got, check_dtype=False)
+
+
+def test_fit_sweep_on_a_dask_executor(usl_fit, client):
+    serial = sweep(usl_fit, GRID, executor="serial", n_samples=50, seed=4)
+    dask = sweep(usl_fit, GRID, executor=client.get_executor(), n_samples=50, seed=4)
     pd.testing.assert_frame_equal(serial, dask)
     assert {"best", "mean", "lo", "hi"} <= set(dask.columns)
     assert (dask["lo"] <= dask["best"]).all() and (dask["best"] <= dask["hi"]).all()
+
+
+def test_a_client_gives_a_lazy_dask_frame_cut_for_its_threads(usl_fit, client):
+    import dask.dataframe as dd
+    lazy = sweep(usl_fit, GRID, client, n_samples=50, seed=4)
+    assert isinstance(lazy, dd.DataFrame)
+    # 256 rows over 2 threads: 4 partitions per thread, whatever this machine's CPU count
+    assert lazy.npartitions == 4 * sum(client.nthreads().values()) == 8
+    same_rows(sweep(usl_fit, GRID, executor="serial", n_samples=50, seed=4), lazy, client)
+    # the executor form is cut the same way: by the cluster's threads, not os.cpu_count()
+    assert _threads(client.get_executor()) == 2
+
+
+def test_the_model_is_scattered_once_not_shipped_per_task(usl_fit, client):
+    import cloudpickle
+    lazy = sweep(usl_fit, GRID, client, chunk_size=4, n_samples=50, seed=4)  # 64 partitions
+    # the fit is on every worker before anything is computed, under one key
+    held = [{k for k in keys if str(k).startswith("FitResult-")} for keys in client.has_what().values()]
+    assert len(held) == 2 and held[0] == held[1] and len(held[0]) >= 1
+    # and the graph refers to it: 64 tasks weigh less than two copies of the fit
+    assert len(cloudpickle.dumps(dict(lazy.__dask_graph__()))) < 2 * len(cloudpickle.dumps(usl_fit)) + 64 * 2_000
+
+
+def test_a_dask_frame_of_configurations_runs_without_a_client(usl_fit):
+    import dask.dataframe as dd
+    configs = grid_frame(GRID)
+    lazy = sweep(usl_fit.model, dd.from_pandas(configs, npartitions=5, sort=False))
+    assert lazy.npartitions == 5
+    same_rows(sweep(usl_fit.model, GRID, executor="serial"), lazy)
+
+
+def test_a_large_grid_is_made_on_the_workers(usl_fit, client):
+    grid = {"metric": ["transactions_per_s"], "threads": np.arange(1, 200_001)}
+    lazy = sweep(usl_fit.model, grid, client)
+    # the graph holds the grid's values (1.6 MB), never the 200,000-row product
+    assert len(__import__("cloudpickle").dumps(dict(lazy.__dask_graph__()))) < 3_000_000
+    got = lazy.compute(scheduler=client)
+    np.testing.assert_array_equal(got["threads"], grid["threads"])
+    np.testing.assert_allclose(got["value"], usl_fit.model.throughput(grid["threads"].astype(float)), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda m, c: sweep(m, {"threads": [1, 2]}, c), "metric"),
+        (lambda m, c: sweep(m, {"metric": ["tlb_shootdowns"], "threads": [1]}, c), "does not predict"),
+        (lambda m, c: sweep(m, __import__("dask.dataframe").dataframe.from_pandas(grid_frame(GRID)), chunk_size=3),
+         "repartition"),
+        (lambda m, c: sweep(m, GRID, c, chunk_size=0), "chunk_size"),
+    ],
+)
+def test_bad_dask_sweeps_fail_when_called_not_when_computed(usl_fit, client, call, match):
+    with pytest.raises(ValueError, match=match):
+        call(usl_fit.model, client)
 
 
 @pytest.mark.parametrize(
