@@ -134,3 +134,101 @@ def test_the_packaged_probe_runs_and_prints_its_units():
     assert 1 < prof.costs["handoff_ns"].value < 1e6  # ns per transfer
     with pytest.raises(P.ProbeError, match="--rounds must be an integer"):
         P.run_probe("bandwidth", 1 << 20, "--rounds", 0, keys=("zero_gb_s",))
+
+
+# --- a profile as a CPU model ------------------------------------------------------------------------
+def a_profile(tmp_path, **extra):
+    """A profile of hand-chosen numbers: faults on an exact line 0.8 us + 0.06 us per page after zeroing at
+    10 GB/s; a zram write of 3.05 us per page; IPIs 10 us on the target, 7.5 us for the sender."""
+    prof = P.Profile({"cpu": "Test CPU", "arch": "x86_64", "vcpus": 2, "virtualized": True, "hypervisor": "kvm",
+                      "kernel": "6.18.0", "clock_ghz": 2.0, **extra})
+    prof.costs["ipi_target_us"] = P.Cost.of("ipi_target_us", [9.8, 10.0, 10.2], "us", "shootdown")
+    prof.costs["ipi_sender_us"] = P.Cost.of("ipi_sender_us", [7.5, 7.5, 7.5], "us", "shootdown")
+    prof.costs["zero_gb_s"] = P.Cost.of("zero_gb_s", [10.0, 10.0, 10.0], "GB/s", "bandwidth")
+    for kb in (4, 64, 2048):
+        f = 0.8 + 0.06 * kb / 4
+        prof.per_size[kb] = {"fault_us_per_folio": P.Cost.of("fault_us_per_folio", [f] * 3, "us", "fault")}
+    prof.per_compressor["lz4"] = {"zram_write_us_per_page": P.Cost.of("w", [3.05] * 3, "us", "blockwrite"),
+                                  "compression_ratio": P.Cost.of("r", [2.5], "1", "mm_stat")}
+    path = tmp_path / "vm.toml"
+    path.write_text(P.to_toml(prof))
+    return path
+
+
+def test_a_profile_is_a_cpu_model_whose_measured_costs_replace_the_presets(tmp_path):
+    from mmcost import cpu_models
+    from mmcost.swap import SwapModel
+
+    path = a_profile(tmp_path)
+    cpu = cpu_models.get(str(path))
+    assert cpu.arch == "x86" and cpu.clock_ghz == 2.0 and cpu.based_on == "generic-x86"
+    # the fault line's intercept and slope, recovered from the three sizes
+    assert cpu.measured["fault_us_per_folio"].value == pytest.approx(0.8, rel=1e-9)
+    assert cpu.measured["pte_us"].value == pytest.approx(0.06, rel=1e-9)
+    # zram's write less its other work in the swap model's priors (zram_us_per_page 0.3 + zs_malloc 0.15)
+    assert cpu.measured["compress_us_per_page@lz4"].value == pytest.approx(3.05 - 0.45)
+    # the guest's exit is inside the measured send: none on top
+    assert cpu.measured["vm_exit_us"].value == 0.0
+    m = SwapModel(cpu_model=str(path), compressor="lz4", virtualized=True, cpus=2)
+    assert (m.irq_us, m.ipi_send_us, m.compression_ratio, m.core_write_gb_s) == (10.0, 7.5, 2.5, 10.0)
+    # priors: the measured spread and 10% of the value in quadrature, naming the machine
+    prior = {p.name: p.prior for p in m.parameters}["irq_us"]
+    sd = P.Cost.of("x", [9.8, 10.0, 10.2], "us", "").sd
+    assert prior.width == pytest.approx(np.hypot(sd, 1.0)) and "Test CPU" in prior.source
+    # the same model on the generic preset takes none of them
+    g = SwapModel(compressor="lz4", virtualized=True, cpus=2)
+    assert g.irq_us == pytest.approx(1.0) and g.compression_ratio == pytest.approx(2.10)
+
+
+def test_describe_says_where_each_value_comes_from(tmp_path):
+    from mmcost.swap import SwapModel
+
+    path = a_profile(tmp_path)
+    d = SwapModel(cpu_model=str(path), compressor="lz4", processes=3).describe().set_index("field")["origin"]
+    assert d["irq_us"] == d["compression_ratio"] == d["fault_us_per_folio"] == "profile vm.toml"
+    assert d["mem_bw_gb_s"] == "preset generic-x86 (not measured)"
+    assert d["processes"] == "set" and d["reclaim_us_per_folio"] == "default"
+    g = SwapModel(compressor="lz4").describe().set_index("field")["origin"]
+    assert g["irq_us"] == "preset generic-x86" and g["compression_ratio"] == "compressor lz4"
+
+
+def test_a_row_names_a_profile_as_its_cpu_model(tmp_path):
+    import pandas as pd
+
+    from mmcost.swap import SwapModel
+
+    path = a_profile(tmp_path)
+    m = SwapModel(compressor="lz4", virtualized=True, cpus=2, processes=2, memcg_mb=256, bytes_per_process=768 << 20)
+    rows = pd.DataFrame({"metric": ["usemem_throughput_kib_s"] * 2, "cpu_model": [str(path), "generic-x86"]})
+    got = m.evaluate(rows)
+    assert got[0] == pytest.approx(m.configure(cpu_model=str(path)).solve()["usemem_throughput_kib_s"])
+    assert got[0] != pytest.approx(got[1], rel=1e-3)
+    with pytest.raises(ValueError, match="cpu_model: no machine profile"):
+        SwapModel(cpu_model=str(tmp_path / "missing.toml"))
+    with pytest.raises(ValueError, match=r"cpu_model must be one of .* or the path of a \.toml file"):
+        SwapModel(cpu_model="not-a-preset")
+
+
+def test_nothing_fitted_predicts_from_the_priors_alone():
+    import pandas as pd
+
+    from mmcost.fit import FitResult
+    from mmcost.swap import SwapModel
+
+    m = SwapModel(processes=2, memcg_mb=256, bytes_per_process=768 << 20)
+    fit = FitResult.of_priors(m)
+    assert fit.names == [] and fit.params == {}
+    rows = pd.DataFrame({"metric": ["usemem_throughput_kib_s"], "folio_kb": [64]})
+    pred = fit.predict(rows, n_samples=50, fixed_priors=True)
+    assert pred["best"].item() == pytest.approx(m.evaluate(rows)[0])
+    assert pred["lo"].item() < pred["best"].item() < pred["hi"].item()  # the priors' band
+
+
+def test_measure_machine_dry_run_changes_nothing_and_says_what_it_would(tmp_path, capsys):
+    from mmcost.measure.machine import Machine
+
+    said = []
+    m = Machine(root=tmp_path, dry_run=True, log=said.append)
+    prof = P.machine(None, dry_run=True, machine_control=m, progress=False, root=tmp_path)
+    assert prof.costs == {} and any("would measure flush IPIs" in s for s in said)
+    assert not list(tmp_path.rglob("*.journal"))

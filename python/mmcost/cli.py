@@ -220,8 +220,19 @@ def _measure_verify(args: argparse.Namespace) -> int:
             return _fail("measure verify", "--runs", f"{args.runs}: not runs of mmcost measure swapout "
                          f"(the default --fit {args.fit!r} fails: {message})")
         return _fail("measure verify", "--fit", f"{args.fit!r} is not a query of the runs' columns ({message})")
+    model = None
+    if args.machine is not None:
+        from .swap import SwapModel
+
+        if not Path(args.machine).is_file():
+            return _fail("measure verify", "--machine", f"{args.machine!r} is not a file (mmcost measure machine "
+                         "--out writes one)")
+        try:
+            model = SwapModel(cpu_model=args.machine)
+        except ValueError as exc:
+            return _fail("measure verify", "--machine", f"{args.machine}: {exc}")
     try:
-        out = verify(runs, args.fit, free=_list(args.free))
+        out = verify(runs, None if args.no_fit else args.fit, free=_list(args.free), model=model)
     except OSError as exc:
         print(f"mmcost measure verify: --runs {args.runs}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -243,6 +254,28 @@ def _measure_restore(args: argparse.Namespace) -> int:
     except (MeasureError, ValueError, OSError) as exc:
         print(f"mmcost measure restore: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _measure_machine(args: argparse.Namespace) -> int:
+    from .measure import MeasureError
+    from .measure.profile import ProbeError, machine
+
+    out = Path(args.out)
+    if out.is_dir() or not out.parent.is_dir():
+        return _fail("measure machine", "--out", f"{args.out!r}: name a file in a folder that exists")
+    try:
+        cpus = None if args.cpus is None else [_integer("--cpus", x) for x in _list(args.cpus)]
+        prof = machine(None if args.dry_run else out, rounds=args.rounds, cpus=cpus, faults=not args.no_faults,
+                       compression=not args.no_compression, allow_busy=args.allow_busy, dry_run=args.dry_run)
+    except (MeasureError, ProbeError, ValueError) as exc:
+        print(f"mmcost measure machine: {exc}", file=sys.stderr)
+        return 2
+    if not args.dry_run:
+        from .measure.profile import summary
+
+        print(summary(prof))
+        print(f"wrote {out}")
     return 0
 
 
@@ -286,7 +319,20 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--free", default="reclaim_us_per_folio,core_write_gb_s", metavar="NAMES",
                     help="the swap model's fields to fit, comma-separated "
                     "(default: reclaim_us_per_folio,core_write_gb_s)")
+    ve.add_argument("--machine", metavar="PROFILE", help="a profile of mmcost measure machine: its measured costs "
+                    "(and their spreads as priors) in place of the generic CPU's")
+    ve.add_argument("--no-fit", action="store_true", help="fit nothing: predict every run from the model (and "
+                    "--machine) alone, with the band of the priors")
     ve.set_defaults(func=_measure_verify)
+    mm = msub.add_parser("machine", help="measure this machine's per-primitive costs into a profile (cpu_model=PATH)")
+    mm.add_argument("--out", default="machine.toml", type=_nonempty_path, help="the profile (default: machine.toml)")
+    mm.add_argument("--rounds", type=_int_in(3, 1000), default=7, help="rounds per cost, for its spread (default: 7)")
+    mm.add_argument("--cpus", metavar="LIST", help="CPUs to use, the first sends (default: all this process may use)")
+    mm.add_argument("--no-faults", action="store_true", help="skip first-touch faults per mTHP size (root)")
+    mm.add_argument("--no-compression", action="store_true", help="skip compression through a private zram (root)")
+    mm.add_argument("--allow-busy", action="store_true", help="measure even on a busy machine (the profile says so)")
+    mm.add_argument("--dry-run", action="store_true", help="print what would be measured and changed; change nothing")
+    mm.set_defaults(func=_measure_machine)
     rs = msub.add_parser("restore", help="undo what a killed swapout run left changed, as its journal names it (root)")
     rs.add_argument("--dry-run", action="store_true", help="print what would be restored; change nothing")
     rs.set_defaults(func=_measure_restore)

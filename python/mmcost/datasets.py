@@ -26,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["names", "load", "source", "metrics"]
+__all__ = ["names", "load", "path", "source", "metrics"]
 
 
 def _root():
@@ -44,6 +44,12 @@ def _folder(dataset_id: str):
     if dataset_id not in names():
         raise KeyError(f"unknown dataset {dataset_id!r}; bundled: {', '.join(names())}")
     return _root() / dataset_id
+
+
+def path(dataset_id: str):
+    """The source's folder (a ``Traversable``; a path on a regular install): where its
+    raw files lie, e.g. a machine profile a study reads."""
+    return _folder(dataset_id)
 
 
 def source(dataset_id: str) -> dict:

@@ -371,6 +371,16 @@ class FitResult:
     #: free parameters the optimiser left on a bound: name -> "lower" / "upper"
     at_bound: dict = field(default_factory=dict)
 
+    @classmethod
+    def of_priors(cls, model: Model) -> FitResult:
+        """A result with nothing fitted: ``model`` as it is, so that
+        :meth:`predict` (with ``fixed_priors=True``) gives the band of its
+        priors alone (what a machine profile's measured costs and the
+        literature's constants say, before any run of the machine is fitted)."""
+        empty = pd.DataFrame(index=pd.Index([], dtype=object), columns=pd.Index([], dtype=object), dtype=float)
+        return cls(model=model, data=pd.DataFrame(), sigma=np.array([]), sigma_source=np.array([]), chi2=float("nan"),
+                   dof=0, covariance=empty, absolute_sigma=True, warnings=("nothing fitted: the priors alone",))
+
     # --- numbers -------------------------------------------------------------------
     @property
     def names(self) -> list[str]:

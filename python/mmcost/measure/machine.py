@@ -223,12 +223,14 @@ class Machine:
         (cg / ("memory.max" if version == 2 else "memory.limit_in_bytes")).write_text(str(int(limit_mb * 2**20)))
         return cg
 
-    def make_zram(self, compressor: str, disksize: int) -> int:
-        """A zram device of this run's own, with ``compressor``, as swap of priority 100."""
+    def make_zram(self, compressor: str, disksize: int, swap: bool = True) -> int:
+        """A zram device of this run's own, with ``compressor``, as swap of priority 100
+        (``swap=False``: a block device only, as ``measure machine`` writes to it)."""
         if self.dry_run:
             zid = self._next_fake_zram
             self._next_fake_zram += 1
-            self.log(f"would hot-add zram{zid} ({compressor}, {disksize / 2**30:g} GiB) and swapon it")
+            self.log(f"would hot-add zram{zid} ({compressor}, {disksize / 2**30:g} GiB)"
+                     + (" and swapon it" if swap else ""))
             return zid
         # reading hot_add creates the device (hot_add_show(), zram_drv.c, v4.2): its number is known only
         # after, so the journal says first that one may exist
@@ -243,6 +245,8 @@ class Machine:
             raise MeasureError(f"compressor {compressor!r} is not offered by this kernel's zram ({algos})")
         (dev / "comp_algorithm").write_text(compressor)
         (dev / "disksize").write_text(str(int(disksize)))
+        if not swap:
+            return zid
         self.run(["mkswap", f"/dev/zram{zid}"], check=True, capture_output=True)
         self._journal(op="create", kind="swapon", what=f"/dev/zram{zid}")
         self.created.append(("swapon", f"/dev/zram{zid}"))

@@ -133,14 +133,21 @@ def describe(root: str | Path = "/") -> dict:
     flags_line = re.search(r"^(flags|Features)\s*:\s*(.+)$", cpuinfo, flags=re.M)
     flags = set(flags_line.group(2).split()) if flags_line else set()
     meltdown = read("/sys/devices/system/cpu/vulnerabilities/meltdown").strip()
-    hypervisor = read("/sys/hypervisor/type").strip() or ("yes (cpuid)" if "hypervisor" in flags else "")
+    hypervisor = read("/sys/hypervisor/type").strip()
+    if not hypervisor and "hypervisor" in flags:  # x86 guests: the kernel logs "Hypervisor detected: KVM"
+        said = re.search(r"Hypervisor detected: (\S+)", _dmesg() or "")
+        hypervisor = said.group(1).lower() if said else "yes (cpuid)"
     thp = root / "sys/kernel/mm/transparent_hugepage"
     sizes = sorted(int(d.name[len("hugepages-"):-2]) for d in thp.glob("hugepages-*kB")) if thp.is_dir() else []
     load = read("/proc/loadavg").split()
+    mhz = re.search(r"^cpu MHz\s*:\s*([0-9.]+)", cpuinfo, flags=re.M)
     return {
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "boot_id": read("/proc/sys/kernel/random/boot_id").strip(),
         "cpu": model.group(2).strip() if model else platform.processor(),
         "arch": platform.machine(),
         "vcpus": os.cpu_count() or 1,
+        "clock_ghz": float(mhz.group(1)) / 1000 if mhz else float("nan"),
         "virtualized": bool(hypervisor),
         "hypervisor": hypervisor,
         "flags": {f: f in flags for f in ("pcid", "invpcid", "invlpgb", "x2apic", "pti")},
@@ -159,12 +166,17 @@ def describe(root: str | Path = "/") -> dict:
     }
 
 
-def _dmesg_says(text: str) -> bool | None:
+def _dmesg() -> str | None:
+    """The kernel log (root, or kernel.dmesg_restrict = 0), None where it cannot be read."""
     try:
-        out = subprocess.run(["dmesg"], capture_output=True, text=True, check=True).stdout
+        return subprocess.run(["dmesg"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    return text in out
+
+
+def _dmesg_says(text: str) -> bool | None:
+    out = _dmesg()
+    return None if out is None else text in out
 
 
 def zram_compressors(root: str | Path = "/") -> list[str]:
@@ -293,9 +305,7 @@ def measure_compression(profile: Profile, m, rounds: int, nbytes: int = 64 << 20
         rows = run_probe("blockwrite", dev, nbytes, "--rounds", rounds,
                          keys=("write_us_per_page", "cpu_us_per_page"), runner=runner)
         mm_stat = m.read(m.path(f"/sys/block/zram{zid}/mm_stat")).split()
-        orig, compr = int(mm_stat[0]), int(mm_stat[1])
-        m.drop("zram", zid)
-        m.created.remove(("zram", zid))
+        orig, compr = int(mm_stat[0]), int(mm_stat[1])  # (the device goes when the session restores)
         if compr <= 0:
             raise ProbeError(f"zram{zid} ({comp}): mm_stat says {compr} compressed bytes after writing {orig}")
         method = f"mmcost-probe blockwrite: {nbytes >> 20} MiB of usemem's data to a private zram ({comp}), O_DIRECT"
@@ -478,3 +488,123 @@ def as_cpu_model(profile: Profile, path: str | Path):
                    threads_per_core=1, sockets=1,
                    core_write_gb_s=measured["core_write_gb_s"].value if "core_write_gb_s" in measured
                    else base.core_write_gb_s, measured=measured, based_on=base.name)
+
+
+# --- the whole measurement ----------------------------------------------------------------------
+def busy(root: str | Path = "/", seconds: float = 1.0, samples: int = 10) -> str:
+    """Why the machine is too busy to measure on, or ``""``: other runnable
+    tasks (``procs_running`` of /proc/stat, this one not counted) on average
+    over ``seconds``, or more than 5% of the time stolen by the hypervisor."""
+    stat = Path(root) / "proc/stat"
+
+    def running() -> int:
+        line = next(x for x in stat.read_text().splitlines() if x.startswith("procs_running"))
+        return int(line.split()[1]) - 1
+
+    seen = []
+    for _ in range(samples):
+        seen.append(running())
+        time.sleep(seconds / samples)
+    steal = steal_fraction(0.2, root)
+    why = []
+    if np.mean(seen) >= 0.5:
+        why.append(f"{np.mean(seen):.1f} other runnable tasks on average over {seconds:g} s")
+    if steal > 0.05:
+        why.append(f"{steal:.0%} of CPU time stolen by the hypervisor")
+    return "; ".join(why)
+
+
+def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000, cpus: list[int] | None = None,
+            faults: bool = True, compression: bool = True, compressors: list[str] | None = None,
+            allow_busy: bool = False, dry_run: bool = False, root: str | Path = "/", progress: bool = True,
+            journal: str | Path | None = None, machine_control=None) -> Profile:
+    """Measure this machine's per-primitive costs (see the module docstring)
+    and write them to ``out`` (TOML) when given: flush IPIs, bandwidth and a
+    contended line's handoff as any user; first-touch faults per mTHP size
+    and compression per compressor as root, holding the machine as ``measure
+    swapout`` does (every setting recorded in the journal and restored). A
+    busy machine (other runnable tasks, steal time) is refused unless
+    ``allow_busy``: its costs would be its neighbours'."""
+    from .machine import Machine, MeasureError
+    from .session import holding
+
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or not 3 <= rounds <= 1000:
+        raise ValueError(f"rounds must be an integer in [3, 1000] (a spread needs three), got {rounds!r}")
+    if not isinstance(ops, int) or isinstance(ops, bool) or not 100 <= ops <= 10**7:
+        raise ValueError(f"ops must be an integer in [100, 1e7], got {ops!r}")
+    all_cpus = sorted(os.sched_getaffinity(0))
+    cpus = all_cpus if cpus is None else list(cpus)
+    if not cpus or any(c not in all_cpus for c in cpus):
+        raise ValueError(f"cpus: {cpus!r} must be CPUs this process may run on ({all_cpus})")
+    if out is not None and not Path(out).parent.is_dir():
+        raise ValueError(f"out: the folder of {str(out)!r} does not exist")
+    desc = describe(root)
+    m = machine_control or Machine(root=root, dry_run=dry_run)
+    if not dry_run:
+        why = busy(root)
+        desc["busy"] = why
+        if why and not allow_busy:
+            raise MeasureError(f"the machine is busy ({why}): its costs would be its neighbours'; stop what runs "
+                               "or pass allow_busy=True (--allow-busy), and the profile says so")
+    root_only = (faults or compression) and not dry_run and os.geteuid() != 0
+    steps = ["bandwidth", "handoff", "flush IPIs"] + (["faults"] if faults else []) + \
+            (["compression"] if compression else [])
+    prof = Profile(desc)
+    if root_only:
+        prof.notes.append("not root: faults per mTHP size and compression were not measured")
+        steps = steps[:3]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(steps), desc="measure machine", unit="step")
+
+    def step(name, fn):
+        if bar is not None:
+            bar.set_postfix_str(name)
+        if not dry_run:
+            fn()
+        else:
+            m.log(f"would measure {name}")
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        step("bandwidth", lambda: measure_bandwidth(prof, rounds))
+        step("handoff", lambda: measure_handoff(prof, cpus, rounds))
+        step("flush IPIs", lambda: measure_ipi(prof, cpus, rounds, ops))
+        if len(steps) > 3:
+            with holding(m, journal):
+                if "faults" in steps:
+                    step("faults", lambda: measure_faults(prof, m, rounds))
+                if "compression" in steps:
+                    step("compression", lambda: measure_compression(prof, m, rounds, compressors=compressors))
+    finally:
+        if bar is not None:
+            bar.close()
+    prof.description["loadavg_1m_after"] = describe(root)["loadavg_1m"]
+    if out is not None and not dry_run:
+        Path(out).write_text(to_toml(prof))
+    return prof
+
+
+def summary(profile: Profile) -> str:
+    """The profile as an 80-column table: each cost, its median and relative spread."""
+    d = profile.description
+    lines = [f"{d.get('cpu', '?')}, {d.get('vcpus', '?')} vCPUs, {d.get('hypervisor') or 'bare metal'}, "
+             f"Linux {d.get('kernel', '?')}"[:80], f"{'cost':<34} {'median':>12} {'unit':<6} {'spread':>7} rounds"]
+
+    def line(name, c):
+        lines.append(f"{name:<34} {c.value:>12.4g} {c.unit:<6} {c.rel_spread:>6.1%} {len(c.rounds):>6}")
+
+    for name, c in profile.costs.items():
+        line(name, c)
+    for kb, costs in sorted(profile.per_size.items()):
+        label = f"{kb // 1024}M" if kb >= 1024 else f"{kb}K"
+        for name, c in costs.items():
+            line(f"{label} {name}", c)
+    for comp, costs in profile.per_compressor.items():
+        for name, c in costs.items():
+            line(f"{comp} {name}", c)
+    lines += [f"note: {n}" for n in profile.notes]
+    return "\n".join(lines)

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..fit import NotIdentifiableWarning
+from ..fit import FitResult, NotIdentifiableWarning
 from ..metrics import folio_label
 from ..swap import SwapModel, mthp_inputs
 
@@ -169,7 +169,9 @@ def _model_columns(model, df: pd.DataFrame) -> list[str]:
 def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("reclaim_us_per_folio", "core_write_gb_s"),
            model: SwapModel | None = None, level: float = 0.9, n_samples: int = 100, seed: int = 0,
            tolerance: float = 0.01) -> dict:
-    """Fit on ``runs.query(fit_query)``'s configurations, predict the others.
+    """Fit on ``runs.query(fit_query)``'s configurations, predict the others
+    (``fit_query=None``: fit nothing, predict every run from ``model``'s
+    values and priors: a machine profile's measured costs, say).
 
     Returns ``fit``, ``table`` (per held-out configuration and metric: runs,
     the runs' mean ``large_share`` the group is predicted at, measured mean
@@ -189,21 +191,24 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     if not 0 <= tolerance < 1:
         raise ValueError(f"tolerance: a relative tolerance in [0, 1), got {tolerance!r}")
     rows = model_rows(runs)
-    try:
-        chosen = rows.query(fit_query)
-    except Exception as exc:  # pandas raises many kinds for a bad query
-        raise ValueError(f"fit_query: cannot select runs with {fit_query!r}: {exc}") from None
-    fit_rows = chosen[chosen["metric"] == THROUGHPUT]
-    if fit_rows.empty:
-        raise ValueError(f"fit_query: {fit_query!r} selects no throughput rows to fit")
-    held = rows.drop(index=chosen.index)
-    if held.empty:
-        raise ValueError(f"fit_query: {fit_query!r} selects every run; nothing is left to predict")
     m = model or SwapModel()
     cols = _model_columns(m, rows)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NotIdentifiableWarning)
-        fit = m.fit(fit_rows[["metric", "value", *cols]], free=list(free))
+    if fit_query is None:  # nothing fitted: every run predicted from the model's values and priors
+        held, fit = rows, FitResult.of_priors(m)
+    else:
+        try:
+            chosen = rows.query(fit_query)
+        except Exception as exc:  # pandas raises many kinds for a bad query
+            raise ValueError(f"fit_query: cannot select runs with {fit_query!r}: {exc}") from None
+        fit_rows = chosen[chosen["metric"] == THROUGHPUT]
+        if fit_rows.empty:
+            raise ValueError(f"fit_query: {fit_query!r} selects no throughput rows to fit")
+        held = rows.drop(index=chosen.index)
+        if held.empty:
+            raise ValueError(f"fit_query: {fit_query!r} selects every run; nothing is left to predict")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotIdentifiableWarning)
+            fit = m.fit(fit_rows[["metric", "value", *cols]], free=list(free))
     by = [c for c in _config_columns(held) if c not in ("metric",)] + ["metric"]
     per_run = held.groupby(["run", "metric"], sort=False).agg(large_share=("large_share", "first"))
     agg = held.groupby(by, sort=True, dropna=False).agg(
@@ -242,8 +247,11 @@ def _fmt_config(col: str, value) -> str:
 def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 0.01) -> str:
     import textwrap
 
-    lines = textwrap.wrap(f"fitted to: {fit_query}; every other configuration predicted, with a {level:.0%} band "
-                          "over the fit and the priors, at its runs' mean measured large-folio share", 80)
+    said = (f"fitted to: {fit_query}; every other configuration predicted, with a {level:.0%} band over the fit "
+            "and the priors" if fit_query is not None else
+            f"nothing fitted: every configuration predicted from the model's values, with a {level:.0%} band over "
+            "its priors")
+    lines = textwrap.wrap(said + ", at its runs' mean measured large-folio share", 80)
     head = (f"{'folio':>5} {'P':>2} {'memcg':>6} {'comp':>7} {'metric':<10} {'measured':>10} {'model':>9} "
             f"{'error':>7} {'in':>3}")
     extra = [c for c in table.columns[:list(table.columns).index("metric")]

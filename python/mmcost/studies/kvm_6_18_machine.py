@@ -1,0 +1,135 @@
+"""This project's own VM measured, then predicted with nothing fitted.
+
+``mmcost measure machine`` measured the guest's per-primitive costs
+(``data/kvm_6_18_machine/profile_b.toml``: a flush IPI's price on the
+sender and the target, faults per mTHP size, zeroing bandwidth, zram's
+compression time and ratio per compressor), then ``mmcost measure swapout``
+ran the default matrix (4K-2M, 1 and 2 processes, 256 and 512 MiB memcgs,
+lzo-rle and lz4, 2 repetitions). Mechanism: :class:`mmcost.swap.SwapModel`
+with ``cpu_model`` the profile (:func:`mmcost.cpu_models.get`), so every
+measured cost replaces the generic preset's and brings its spread as its
+prior.
+
+Free: nothing. Held out: every run, per process throughput and TLB
+shootdowns per swapped page, at the run's measured large-folio share
+(:func:`mmcost.measure.verify.verify` with ``fit_query=None``), with the 90%
+band of the priors alone. The section also predicts the same runs with the
+IPI costs left to the library's default prior (what the measurement buys)
+and with the generic preset (what it replaces).
+
+=========================================  =====  ==========================
+rows                                        n     how
+=========================================  =====  ==========================
+throughput and IPIs/page per run            all   predicted from the profile
+counters (bytes, times, vmstat, mTHP)       rest  inputs of those (the run's
+                                                  share swapped, large share)
+=========================================  =====  ==========================
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from .. import datasets
+from ..measure.profile import as_cpu_model, load
+from ..measure.verify import model_rows, verify
+from ..swap import SwapModel
+from ._study import Section, Study
+
+PROFILE = "profile_b.toml"
+
+
+class Kvm618Machine(Study):
+    id = "kvm_6_18_machine"
+    mechanism = SwapModel
+    free = ()
+
+    def profile_path(self) -> str:
+        return str(datasets.path(self.id) / PROFILE)
+
+    def model(self, cpu_model: str | None = None) -> SwapModel:
+        """The source's defaults with ``cpu_model`` the bundled profile (or another preset or profile)."""
+        src = dict(self.source().get("model", {}))
+        src["cpu_model"] = cpu_model or self.profile_path()
+        return SwapModel(**src)
+
+    def runs(self) -> pd.DataFrame:
+        return model_rows(self.data())
+
+    def verified(self, cpu_model: str | None = None) -> dict:
+        """:func:`verify` with nothing fitted, every run predicted (cached per CPU model)."""
+        cache = self.__dict__.setdefault("_verified", {})
+        if cpu_model not in cache:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # (a band's dropped draws are counted in its table)
+                cache[cpu_model] = verify(self.data(), None, model=self.model(cpu_model), n_samples=100, seed=3,
+                                          level=self.level)
+        return cache[cpu_model]
+
+    def fitted_rows(self):
+        return []
+
+    def held_out(self) -> pd.DataFrame:
+        t = self.verified()["table"].reset_index(drop=True)
+        rows = t.rename(columns={"measured": "value"})
+        config = [f"{m.split('_')[0]}, {kb}K, {p} proc, {mb:g}M, {c}" for m, kb, p, mb, c in
+                  zip(t["metric"], t["folio_kb"], t["processes"], t["memcg_mb"], t["compressor"])]
+        return self._held_out_frame(rows, config, t)
+
+    def summary(self) -> pd.DataFrame:
+        """Per CPU model (the profile, the profile without its IPI costs, the
+        generic preset) and metric: median |error|, runs' means in band, median
+        band width (relative)."""
+        noipi = self._profile_without_ipis()
+        out = []
+        for label, cpu in (("this VM's profile", None), ("profile, IPI costs at the default prior", noipi),
+                           ("generic-x86 preset", "generic-x86")):
+            t = self.verified(cpu)["table"]
+            t = t[~((t["metric"] == "tlb_shootdowns_per_swapped_page") & (t["processes"] == 1))]  # 0 by design
+            for (met, procs), part in t.groupby(["metric", "processes"]):
+                out.append({"cpu_model": label, "metric": met, "processes": procs,
+                            "median_abs_error_pct": float(part["error_pct"].abs().median()),
+                            "in_band": int(part["in_band"].sum()), "n": len(part),
+                            "band_width_pct": float(100 * ((part["hi"] - part["lo"]) / part["best"]).median())})
+        return pd.DataFrame(out)
+
+    def _profile_without_ipis(self) -> str:
+        """The bundled profile with its flush-IPI costs left out (a file in the user's cache)."""
+        import tempfile
+        from pathlib import Path
+
+        from ..measure.profile import to_toml
+
+        prof = load(self.profile_path())
+        for k in [k for k in prof.costs if k.startswith("ipi_")]:
+            del prof.costs[k]
+        path = Path(tempfile.gettempdir()) / "mmcost_kvm_6_18_machine_no_ipi.toml"
+        text = to_toml(prof)
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+        return str(path)
+
+    def sections(self) -> list[Section]:
+        cpu = as_cpu_model(load(self.profile_path()), PROFILE)
+        lines = [f"{'measured cost':<26} {'value':>9} {'prior sd':>9}"]
+        for name in ("irq_us", "ipi_send_us", "vm_exit_us", "core_write_gb_s", "fault_us_per_folio", "pte_us",
+                     "compress_us_per_page@lzo-rle", "compression_ratio@lzo-rle", "compress_us_per_page@lz4",
+                     "compression_ratio@lz4"):
+            if name in cpu.measured:
+                p = cpu.measured[name]
+                lines.append(f"{name:<26} {p.value:>9.4g} {p.width:>9.3g}")
+        s = self.summary()
+        rows = [f"{'CPU model':<40} {'metric':<9} {'P':>1} {'|err|':>6} {'in band':>7} {'width':>6}"]
+        for r in s.itertuples():
+            short = "KiB/s" if r.metric.startswith("usemem") else "IPIs/pg"
+            rows.append(f"{r.cpu_model:<40} {short:<9} {r.processes:>1} {r.median_abs_error_pct:>5.1f}% "
+                        f"{r.in_band:>3}/{r.n:<3} {r.band_width_pct:>5.0f}%")
+        rows.append("nothing fitted; |err| median over configurations; width: the 90% band's, relative")
+        return [Section("This VM's costs, measured (mmcost measure machine)", "\n".join(lines)),
+                Section("Its swap-out matrix predicted from them, nothing fitted", "\n".join(rows))]
+
+
+study = Kvm618Machine()
