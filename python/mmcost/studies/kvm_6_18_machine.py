@@ -127,7 +127,7 @@ class Kvm618Machine(Study):
             short = "KiB/s" if r.metric.startswith("usemem") else "IPIs/pg"
             rows.append(f"{r.cpu_model:<40} {short:<9} {r.processes:>1} {r.median_abs_error_pct:>5.1f}% "
                         f"{r.in_band:>3}/{r.n:<3} {r.band_width_pct:>5.0f}%")
-        rows.append("nothing fitted; |err| median over configurations; width: the 90% band's, relative")
+        rows.append("nothing fitted; |err|: median over configurations; width: the 90% band, relative")
         return [Section("This VM's costs, measured (mmcost measure machine)", "\n".join(lines)),
                 Section("Its swap-out matrix predicted from them, nothing fitted", "\n".join(rows))]
 
