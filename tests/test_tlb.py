@@ -599,3 +599,18 @@ def test_refill_misses_against_mpmath_where_the_working_set_dwarfs_the_tlb(entri
     assert refill_misses(entries, pages) == pytest.approx(exact, rel=1e-12)
     lanes_ = TlbStream("dtlb_load", np.array([entries, entries]), np.array([pages, pages])).refill
     assert lanes_[0] == pytest.approx(exact, rel=1e-12)
+
+
+def test_a_lognormal_reuse_far_slower_than_the_natural_flushes_defers_no_flush():
+    """Found by the 2,000-example property run: a lognormal reuse of mean 1e15 us (31 years) with one
+    natural flush a second gave a deferred flush rate of -1/s (the integral's grid started far beyond
+    the 1 s the integrand decays in), then an OverflowError. Every folio's pending flush is cleared by
+    a natural one first: the rate is 0 (at most the chance a 1 s wait outlasts a 31-year reuse)."""
+    from mmcost.tlb import _deferred_flush_rate
+
+    rate = _deferred_flush_rate(1000.0, 1.0, Dist.lognormal(1e15, 1.0), 1)
+    assert 0.0 <= rate < 1e-6
+    # and a lognormal reuse the grid always resolved is unchanged: the rate lies between the
+    # no-natural-flush case and zero
+    assert 0 < _deferred_flush_rate(300.0, 2.0, Dist.lognormal(5e5, 1.0), 1) < _deferred_flush_rate(
+        300.0, 0.0, Dist.lognormal(5e5, 1.0), 1)

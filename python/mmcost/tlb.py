@@ -1090,7 +1090,9 @@ def _deferred_flush_rate(lam_d, kappa, reuse: Dist, b):
         active = lam_d > 0
         lam_safe = np.where(active, lam_d, 1.0)  # (the lanes without deferred calls are 0 below)
         integral = _pending_integral_smooth(reuse, lam_safe, kappa, b)
-        return np.where(active, (1.0 - kappa * integral) / (1.0 / lam_safe + integral), 0.0)
+        # (1 - kappa I: nearly equal numbers where reuse is far slower than the natural flushes; a rounding
+        # below 0 is a rate of 0)
+        return np.where(active, np.maximum(0.0, 1.0 - kappa * integral) / (1.0 / lam_safe + integral), 0.0)
     if lam_d == 0:
         return 0.0
     if reuse.kind in ("deterministic", "empirical"):
@@ -1098,7 +1100,7 @@ def _deferred_flush_rate(lam_d, kappa, reuse: Dist, b):
         integral = _pending_integral_steps(np.sort(samples), lam_d, kappa, b)
     else:
         integral = _pending_integral_smooth(reuse, lam_d, kappa, b)
-    return (1.0 - kappa * integral) / (1.0 / lam_d + integral)
+    return max(0.0, 1.0 - kappa * integral) / (1.0 / lam_d + integral)
 
 
 def _pending_integral_steps(x: np.ndarray, lam_d: float, kappa: float, b: int) -> float:
@@ -1148,7 +1150,10 @@ def _pending_integral_smooth(reuse: Dist, lam_d: float, kappa: float, b: int) ->
 
     s2 = math.log1p(reuse.cv**2)
     dist = stats.lognorm(s=math.sqrt(s2), scale=mean * math.exp(-0.5 * s2))
-    t = np.concatenate([[0.0], np.geomspace(float(dist.ppf(1e-15)), float(dist.isf(1e-13)), 40_000)])
+    lo, hi = float(dist.ppf(1e-15)), float(dist.isf(1e-13))
+    if kappa > 0:  # the integrand decays as exp(-kappa t) at least: the grid resolves 1 / kappa and stops at 60 / kappa
+        lo, hi = min(lo, 1e-6 / kappa), max(min(hi, 60.0 / kappa), 2.0 * min(lo, 1e-6 / kappa))
+    t = np.concatenate([[0.0], np.geomspace(lo, hi, 40_000)])
     s1 = dist.sf(t) ** b
     g = integrate.cumulative_trapezoid(1.0 - s1, t, initial=0.0)
     return float(integrate.trapezoid(s1 * np.exp(-lam_d * g - kappa * t), t))
