@@ -135,24 +135,17 @@ def sweep(target: Model | FitResult, grid, executor=None, *, chunk_size: int | N
     combination of ``grid`` (a dict of column -> values, which must include
     ``metric``), or on every row of a DataFrame of configurations.
 
-<<<<<<< HEAD
     executor: any ``concurrent.futures.Executor``; default a local process
     pool (one worker per CPU); ``"serial"`` runs in this process; a
     ``distributed.Client`` returns a lazy ``dask.dataframe.DataFrame`` (so
     does a Dask DataFrame as ``grid``, on the client in use or Dask's local
     scheduler). ``predict_kwargs`` go to :meth:`FitResult.predict`
-    (``interval``, ``n_samples``, ``seed``).
+    (``level``, ``n_samples``, ``seed``).
 
     progress: on the pandas path a tqdm bar (shown by default above 4
     chunks); on the Dask path ``True`` starts the computation at once
     (``persist``) and shows Dask's own bar (``distributed.progress``), the
     default leaves it lazy.
-=======
-    executor: any ``concurrent.futures.Executor``; default a local process pool
-    (one worker per CPU); ``"serial"`` runs in this process. ``predict_kwargs``
-    go to :meth:`FitResult.predict` (``level``, ``n_samples``, ``seed``).
-    A tqdm bar shows progress when there are more than 4 chunks.
->>>>>>> main
     """
     if not isinstance(target, (Model, FitResult)):
         raise TypeError(f"sweep needs a Model or a FitResult, got {type(target).__name__}")

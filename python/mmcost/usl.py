@@ -82,7 +82,7 @@ class UslModel(Model):
         magnitudes (and ``lam`` with them) before the least squares, and the
         result is scaled back, so the same data in ops/s and in kops/s give
         the same sigma and kappa and lam x 1000. (In raw units SciPy's
-        finite-difference step, 1.5e-8 x max(1, |lam|), is a relative step of
+        finite-difference step, 1.5e-8 x max(1, abs(lam)), is a relative step of
         1.5e-3 for lam = 1e-5, and the same data x 1e-3 misfitted lam by 37%.)
 
         Start: the linearised USL, N / X = a + b (N - 1) + c N (N - 1) with
