@@ -225,7 +225,7 @@ def test_nothing_fitted_predicts_from_the_priors_alone():
 
 
 def test_measure_machine_dry_run_changes_nothing_and_says_what_it_would(tmp_path, capsys):
-    from mmcost.measure.machine import Machine
+    from mmcost.measure.controls import Machine
 
     said = []
     m = Machine(root=tmp_path, dry_run=True, log=said.append)

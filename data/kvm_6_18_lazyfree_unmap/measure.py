@@ -21,7 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
-from mmcost.measure.machine import Machine, compile_helper, kernel_release, shuffled_runs, vmstat  # noqa: E402
+from mmcost.measure.controls import Machine, compile_helper, kernel_release, shuffled_runs, vmstat  # noqa: E402
 
 FOLIO_KB = (4, 16, 32, 64, 128, 256, 512)
 REPS = 7

@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 from mmcost import schema  # noqa: E402
-from mmcost.measure.machine import Machine, kernel_release, shuffled_runs  # noqa: E402
+from mmcost.measure.controls import Machine, kernel_release, shuffled_runs  # noqa: E402
 from mmcost.measure.swapout_runs import writer_path  # noqa: E402
 
 REPS = 5

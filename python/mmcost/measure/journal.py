@@ -3,7 +3,7 @@
 A run killed where no ``finally`` runs (SIGKILL from the OOM killer or a
 user, a crash of the interpreter) would leave the machine changed: mTHP
 modes, a zram device still swapped on, a memcg. So before every change
-:class:`mmcost.measure.machine.Machine` appends one JSON line to the journal
+:class:`mmcost.measure.controls.Machine` appends one JSON line to the journal
 and ``fsync``s it; after undoing a change it appends an ``undone`` line. A
 journal therefore always names every change that may have been made and is
 not yet undone.

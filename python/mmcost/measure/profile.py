@@ -525,7 +525,7 @@ def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000
     swapout`` does (every setting recorded in the journal and restored). A
     busy machine (other runnable tasks, steal time) is refused unless
     ``allow_busy``: its costs would be its neighbours'."""
-    from .machine import Machine, MeasureError
+    from .controls import Machine, MeasureError
     from .session import holding
 
     if not isinstance(rounds, int) or isinstance(rounds, bool) or not 3 <= rounds <= 1000:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .journal import JOURNAL, Journal, JournalBusy, pending
-from .machine import Machine, MeasureError, recover
+from .controls import Machine, MeasureError, recover
 
 
 class Stopped(KeyboardInterrupt):

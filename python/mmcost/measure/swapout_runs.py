@@ -15,7 +15,7 @@ For each run of the matrix (folio size x processes x memcg limit x device,
    machine's metadata, appended to the CSV as each run finishes.
 
 Every setting is recorded before the first change and restored at the end,
-on error, on Ctrl-C, SIGTERM and SIGHUP (:class:`mmcost.measure.machine.Machine`).
+on error, on Ctrl-C, SIGTERM and SIGHUP (:class:`mmcost.measure.controls.Machine`).
 Every change is also written to a journal on disk before it is made
 (:mod:`mmcost.measure.journal`): a run killed by SIGKILL is restored by the
 next run before it starts, or by ``mmcost measure restore``; while one run
@@ -47,7 +47,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import parse, schema
-from .machine import Machine, MeasureError
+from .controls import Machine, MeasureError
 from .session import Stopped, holding  # noqa: F401 (Stopped: what the CLI catches)
 
 #: The columns of a runs CSV, in order (see docs/reproduce.md, "The runs schema").

@@ -1,4 +1,4 @@
-"""The kernel controls a swap-out run touches, each change recorded and undone.
+"""The kernel controls a measurement touches, each change recorded and undone.
 
 :class:`Machine` reads and writes sysfs, cgroup and procfs files under a root
 (``/`` on a real machine, a temporary folder in the tests) and runs the few
