@@ -136,6 +136,20 @@ def test_settings_are_restored_on_error_and_ctrl_c(tmp_path, no_root_check, monk
     assert [c[0] for c in runner.commands].count("swapoff") == 1
 
 
+def test_a_busy_machine_is_refused_before_anything_changes(tmp_path, no_root_check, monkeypatch):
+    """Other runnable tasks (procs_running of /proc/stat, this run not counted) refuse the matrix
+    before the journal or any setting is touched; allow_busy runs it anyway."""
+    monkeypatch.setattr("mmcost.measure.swapout_runs.writer_path", lambda: Path("/bin/true"))
+    root = fake_root(tmp_path)
+    (root / "proc/stat").write_text("cpu  100 0 100 1000 0 0 0 0 0 0\nprocs_running 4\nprocs_blocked 0\n")
+    before = {p: p.read_text() for p in root.rglob("*") if p.is_file()}
+    with pytest.raises(MeasureError, match=r"busy \(3\.0 other runnable tasks.*allow_busy"):
+        run(root, FakeRunner())
+    assert {p: p.read_text() for p in root.rglob("*") if p.is_file()} == before
+    rows = run(root, FakeRunner(), allow_busy=True)
+    assert len(rows) and state(root) == state(fake_root(tmp_path / "again"))
+
+
 def test_dry_run_prints_every_change_and_makes_none(tmp_path):
     root = fake_root(tmp_path)
     before = {p: p.read_text() for p in root.rglob("*") if p.is_file()}
@@ -226,7 +240,7 @@ def test_a_tiny_real_run_restores_the_machine(tmp_path):
     before = state()
     sizes = [kb for kb in (4, 64) if kb == 4 or (thp / f"hugepages-{kb}kB/enabled").exists()]
     rows = swapout(folio_kb=sizes, processes=[1], memcg_mb=[32], bytes_per_process="64M", reps=1, progress=False,
-                   out=tmp_path / "runs.csv")
+                   out=tmp_path / "runs.csv", allow_busy=True)  # (this checks the restore, on any load)
     assert state() == before
     tp = rows[rows["metric"] == "usemem_throughput_kib_s"]
     assert len(tp) == len(sizes) and (tp["value"] > 0).all()
@@ -611,7 +625,7 @@ def _start_real_run(tmp_path):
     shim = tmp_path / "usemem"
     shim.write_text(SHIM.format(python=sys.executable, marker=marker))
     shim.chmod(0o755)
-    proc = subprocess.Popen([sys.executable, "-m", "mmcost", "measure", "swapout", "--folio", "64K", "--processes",
+    proc = subprocess.Popen([sys.executable, "-m", "mmcost", "measure", "swapout", "--allow-busy", "--folio", "64K", "--processes",
                              "1", "--memcg", "32M", "--bytes", "64M", "--reps", "1", "--out", str(tmp_path / "r.csv"),
                              "--usemem", str(shim)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for _ in range(600):  # a few seconds at most; fails only if the run never starts its writer

@@ -178,7 +178,7 @@ def _measure_swapout(args: argparse.Namespace) -> int:
     try:
         rows = swapout(folio_kb=folio_kb, processes=processes, memcg_mb=memcg_mb, devices=devices,
                        bytes_per_process=nbytes, reps=args.reps, out=args.out, madvise=args.madvise,
-                       usemem=args.usemem, dry_run=args.dry_run, seed=args.seed)
+                       usemem=args.usemem, dry_run=args.dry_run, seed=args.seed, allow_busy=args.allow_busy)
     except (MeasureError, ValueError) as exc:
         print(f"mmcost measure: {exc}", file=sys.stderr)
         return 2
@@ -311,6 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--usemem", metavar="PATH", help="run this usemem binary instead of mmcost-writer")
     sw.add_argument("--dry-run", action="store_true", help="print every change that would be made; change nothing")
     sw.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=0, help="shuffles the run order (default: 0)")
+    sw.add_argument("--allow-busy", action="store_true", help="run even on a busy machine (other runnable tasks, "
+                    "steal time)")
     sw.set_defaults(func=_measure_swapout)
     ve = msub.add_parser("verify", help="fit the swap model to some runs, predict the others, show the error")
     ve.add_argument("--runs", default="runs.csv", type=_nonempty_path, help="rows of mmcost measure swapout (default: runs.csv)")

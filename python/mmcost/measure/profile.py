@@ -496,6 +496,8 @@ def busy(root: str | Path = "/", seconds: float = 1.0, samples: int = 10) -> str
     tasks (``procs_running`` of /proc/stat, this one not counted) on average
     over ``seconds``, or more than 5% of the time stolen by the hypervisor."""
     stat = Path(root) / "proc/stat"
+    if not stat.is_file():  # (no procfs to read: nothing to say)
+        return ""
 
     def running() -> int:
         line = next(x for x in stat.read_text().splitlines() if x.startswith("procs_running"))
@@ -505,7 +507,7 @@ def busy(root: str | Path = "/", seconds: float = 1.0, samples: int = 10) -> str
     for _ in range(samples):
         seen.append(running())
         time.sleep(seconds / samples)
-    steal = steal_fraction(0.2, root)
+    steal = steal_fraction(0.2, root) if (Path(root) / "proc/stat").read_text().startswith("cpu ") else 0.0
     why = []
     if np.mean(seen) >= 0.5:
         why.append(f"{np.mean(seen):.1f} other runnable tasks on average over {seconds:g} s")

@@ -329,8 +329,13 @@ def _append(out, rows: pd.DataFrame, header: bool) -> None:
 def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), devices=("zram:lzo-rle",),
             bytes_per_process="768M", reps: int = 3, out: str | Path | None = None, madvise: bool = False,
             usemem: str | None = None, dry_run: bool = False, root: str | Path = "/", progress: bool = True,
-            seed: int = 0, machine: Machine | None = None, journal: str | Path | None = None) -> pd.DataFrame:
+            seed: int = 0, machine: Machine | None = None, journal: str | Path | None = None,
+            allow_busy: bool = False) -> pd.DataFrame:
     """Run the matrix; returns (and appends to ``out``) the tidy rows. See the module docstring.
+
+    A busy machine (other runnable tasks, steal time: :func:`mmcost.measure.profile.busy`) is
+    refused unless ``allow_busy``: a run on a loaded box measured its neighbours (a trial gave
+    a 79% verify error).
 
     ``journal``: the journal file (default ``/run/mmcost/swapout.journal`` under
     ``root``); every run on one machine must use the same one to be kept apart."""
@@ -358,6 +363,13 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
     header = not _check_out(out)
     zram_bytes = int(max(4 * 2**30, 1.25 * max(processes) * nbytes))
     frames = []
+    if not m.dry_run:
+        from .profile import busy
+
+        why = busy(m.root)
+        if why and not allow_busy:
+            raise MeasureError(f"the machine is busy ({why}): the runs would measure its neighbours; stop what "
+                               "runs or pass allow_busy=True (--allow-busy)")
     with holding(m, journal):
         m.check(kbs, max(processes) * nbytes + zram_bytes / 2, compressors=sorted({r.compressor for r in runs}))
         meta = metadata(m)
