@@ -625,7 +625,8 @@ def _start_real_run(tmp_path):
     shim = tmp_path / "usemem"
     shim.write_text(SHIM.format(python=sys.executable, marker=marker))
     shim.chmod(0o755)
-    proc = subprocess.Popen([sys.executable, "-m", "mmcost", "measure", "swapout", "--allow-busy", "--folio", "64K", "--processes",
+    proc = subprocess.Popen([sys.executable, "-m", "mmcost", "measure", "swapout", "--allow-busy", "--folio", "64K",
+                             "--processes",
                              "1", "--memcg", "32M", "--bytes", "64M", "--reps", "1", "--out", str(tmp_path / "r.csv"),
                              "--usemem", str(shim)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for _ in range(600):  # a few seconds at most; fails only if the run never starts its writer
