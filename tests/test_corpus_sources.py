@@ -8,7 +8,6 @@ rows carry ``note = 'unchecked: ...'`` and the test checks that too, so an
 unchecked number cannot pass for a checked one.
 """
 
-import re
 
 import numpy as np
 import pytest

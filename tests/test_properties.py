@@ -317,9 +317,6 @@ FIELDS = settings(max_examples=int(os.environ.get("MMCOST_PROPERTY_EXAMPLES", "1
 
 #: issue 31 cases that fail for reasons in the lock model, fixed on another branch (locks.py): a stage's
 #: squared coefficient of variation of -2e-16 (rounding) refused. Accepted here as known, case by case
-_KNOWN_LOCK_ISSUES = ("squared coefficient of variation",)
-
-
 def in_bounds(lower, upper):
     """A value of a field's own range: its ends, log-uniform across it, or uniform."""
     lo = max(lower, 1e-300) if lower == 0 else lower
@@ -343,12 +340,10 @@ def answered_or_named(make, fields, allowed_nonfinite=lambda q, res: False):
         model = make()
         res = model.solve()
     except ValueError as exc:
-        if any(k in str(exc) for k in _KNOWN_LOCK_ISSUES):
-            return None  # known, fixed on the locks branch (see _KNOWN_LOCK_ISSUES)
         assert named(exc, *fields), exc
         return None
-    for q in res.quantities:
-        assert math.isfinite(q.value) or allowed_nonfinite(q, res), (q, model)
+    for quantity in res.quantities:
+        assert math.isfinite(quantity.value) or allowed_nonfinite(quantity, res), (quantity, model)
     return res
 
 

@@ -37,7 +37,6 @@ import os
 import platform
 import random
 import re
-import signal
 import threading
 import time
 import uuid

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import report
 from ..tlb import TlbModel
 from ._study import Section, Study
 
