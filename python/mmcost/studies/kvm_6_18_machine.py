@@ -113,13 +113,13 @@ class Kvm618Machine(Study):
 
     def sections(self) -> list[Section]:
         cpu = as_cpu_model(load(self.profile_path()), PROFILE)
-        lines = [f"{'measured cost':<26} {'value':>9} {'prior sd':>9}"]
+        lines = [f"{'measured cost':<28} {'value':>9} {'prior sd':>9}"]
         for name in ("irq_us", "ipi_send_us", "vm_exit_us", "core_write_gb_s", "fault_us_per_folio", "pte_us",
                      "compress_us_per_page@lzo-rle", "compression_ratio@lzo-rle", "compress_us_per_page@lz4",
                      "compression_ratio@lz4"):
             if name in cpu.measured:
                 p = cpu.measured[name]
-                lines.append(f"{name:<26} {p.value:>9.4g} {p.width:>9.3g}")
+                lines.append(f"{name:<28} {p.value:>9.4g} {p.width:>9.3g}")
         s = self.summary()
         rows = [f"{'CPU model':<40} {'metric':<9} {'P':>1} {'|err|':>6} {'in band':>7} {'width':>6}"]
         for r in s.itertuples():
@@ -127,6 +127,7 @@ class Kvm618Machine(Study):
             rows.append(f"{r.cpu_model:<40} {short:<9} {r.processes:>1} {r.median_abs_error_pct:>5.1f}% "
                         f"{r.in_band:>3}/{r.n:<3} {r.band_width_pct:>5.0f}%")
         rows.append("nothing fitted; |err|: median over configurations; width: the 90% band, relative")
+        rows.append("IPIs/pg: no cost moves them, no band; in: within 1% or the runs' own interval")
         return [Section("This VM's costs, measured (mmcost measure machine)", "\n".join(lines)),
                 Section("Its swap-out matrix predicted from them, nothing fitted", "\n".join(rows))]
 

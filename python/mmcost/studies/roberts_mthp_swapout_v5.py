@@ -70,7 +70,8 @@ class RobertsMthpSwapoutV5(Study):
         df = self.data()
         rows = df.drop(index=self.reference().index).reset_index(drop=True)
         # (the variant names the kernel and its patch: the rows' kernel column would undo the patch)
-        pred = self.fit().predict(rows.drop(columns="kernel"), level=self.level, n_samples=60, seed=5, fixed_priors=True)
+        pred = self.fit().predict(rows.drop(columns="kernel"), level=self.level, n_samples=60, seed=5,
+                                  fixed_priors=True)
         config = [f"{LABELS.get(int(r.folio_kb), r.folio_kb)}, {r.variant}" for r in rows.itertuples()]
         return self._held_out_frame(rows, config, pred)
 
