@@ -221,7 +221,9 @@ def _dask_sweep(target, grid, client, chunk_size, progress, predict_kwargs):
     if len(first) == 0:
         raise ValueError("grid has no rows")
     meta = _run_chunk(target, first, predict_kwargs).iloc[:0]
-    shared = dask.delayed(client.scatter(target, broadcast=True) if client is not None else target)
+    # (hash=False: a key of this sweep's own; a content-hashed key is shared with an identical model an
+    # earlier sweep scattered, and its release raced this scatter: "failed to acquire keys")
+    shared = dask.delayed(client.scatter(target, broadcast=True, hash=False) if client is not None else target)
     out = configs.map_partitions(_run_partition, shared, predict_kwargs, meta=meta, align_dataframes=False)
     if progress:
         import distributed
