@@ -505,7 +505,8 @@ class FitResult:
         return out
 
     def predict(self, configs: pd.DataFrame, level: float | None = None, *, n_samples: int = 500, seed=0,
-                method: str = "covariance", fixed_priors: bool = False, interval: float | None = None) -> pd.DataFrame:
+                method: str = "covariance", fixed_priors: bool = False, interval: float | None = None,
+                structural: bool = True) -> pd.DataFrame:
         """Predictions with an uncertainty band: the configuration columns plus
         ``best`` (at the best fit), ``mean``, ``lo`` and ``hi`` (the central
         ``level`` (default 0.9) of the predictions over parameter draws, see
@@ -558,6 +559,11 @@ class FitResult:
         out["mean"], out["lo"], out["hi"] = mean, lo, hi
         dropped = (~ok).sum(axis=0)
         out["dropped_draws"] = dropped
+        from .corpus import discrepancy
+
+        if structural and discrepancy.enabled():
+            out = discrepancy.widen_frame(out, level)
+        out["uninformative"] = discrepancy.uninformative(out["metric"], out["best"], out["lo"], out["hi"])
         out.attrs["infeasible"] = list(dict.fromkeys(msg for _, _, msg in errors))[:10]
         worst = int(dropped.max()) if len(dropped) else 0
         if worst > MAX_DROPPED_SHARE * n_samples:

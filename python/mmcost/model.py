@@ -32,7 +32,8 @@ class UnknownColumnWarning(UserWarning):
 
 
 #: columns a fit or a band writes (FitResult.residuals, predict): a frame read back from them is not a typo
-OUTPUT_COLUMNS = frozenset({"measured", "predicted", "residual", "sigma", "sigma_source", "pull",
+OUTPUT_COLUMNS = frozenset({"measured", "predicted", "residual", "sigma", "sigma_source", "pull", "lo_fit", "hi_fit",
+                            "uninformative",
                             "best", "mean", "lo", "hi", "dropped_draws"})
 #: columns that label a row and are carried through a prediction untouched (a user's "what is this row")
 LABEL_COLUMNS = frozenset({"label", "scenario", "quantity", "column", "config", "name", "comment", "host"})

@@ -1,0 +1,255 @@
+"""Leave-one-source-out: every source predicted by a joint fit of all the others.
+
+For each bundled source S:
+
+1. refit every other source jointly (:func:`mmcost.corpus.fit_all` without
+   S; when S fits nothing of its own, the full joint fit is already without it);
+2. give S's model the shared costs of that fit: the costs S shares with
+   others at their joint values and covariance, the machine factor of S's CPU
+   at its fitted value if another source ran on that CPU, else at its prior;
+   S's own costs (shared with nobody) at their priors;
+3. predict every row of S that nothing of S was fitted to: its fitted rows
+   (when its own parameters all have priors) and its held-out rows (the
+   study's ``held_out()``, run on that fit).
+
+A source whose model needs parameters no prior describes (a benchmark's miss
+rates, a working set: ``migrc_tlb``'s workload, ``swap_alloc_locks``'
+CPU-second totals) keeps its own fit of them: its fitted rows are then not
+predicted (they were fitted), only its held-out rows are, conditionally on
+them. The table says which sources these are.
+
+The structural error (:mod:`.discrepancy`) is then estimated per family from
+these residuals, and its coverage measured nested: the bands of S's rows use
+the discrepancy estimated from the other sources' residuals only.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .. import schema, studies
+from ..fit import InfeasibleDrawsWarning, NotIdentifiableWarning, PoorFitWarning
+from ..model import UnknownColumnWarning
+from ..studies import hit
+from . import discrepancy, sharing
+from .sources import _candidates, fallback_parameters, fit_all
+
+#: the level of the bands the residuals' own spread is read from
+LEVEL = 0.9
+#: the nominal levels whose coverage the table reports
+LEVELS = (0.5, 0.8, 0.9)
+#: parameter draws per predicted row's band
+N_SAMPLES = 100
+COLUMNS = ["source", "kind", "metric", "family", "configuration", "published", "predicted", "lo", "hi", "sigma",
+           "background", "conditional"]
+
+
+def predictive_fit(study, joint, fallback):
+    """``study``'s fit with the shared costs of ``joint`` (step 2 of the module
+    docstring) and whether parameters of its own, without a prior, were kept
+    from its own fit."""
+    base = study.fit()
+    known = set(joint.params)
+    lks = tuple(lk for lk in sharing.links(study, known | set(fallback))
+                if lk.shared in known or (lk.local in base.names and fallback[lk.shared].prior is not None))
+    fit = joint.transplant(base, lks, fallback)
+    linked = {lk.local for lk in lks}
+    conditional = any(n not in linked for n in fit.names)
+    return fit, conditional
+
+
+class _AsStudy:
+    """``study`` answering ``fit()`` with another fit (its held_out() then predicts with it)."""
+
+    def __new__(cls, study, fit):
+        fresh = type(study)()
+        fresh.fit = lambda: fit
+        return fresh
+
+
+def _background(rows: pd.DataFrame) -> np.ndarray:
+    """Per row of a count family: 1% of its metric's median nonzero published value (0 for other families)."""
+    out = np.zeros(len(rows))
+    for metric, idx in rows.groupby("metric", sort=False).indices.items():
+        if discrepancy.family(metric) != "count":
+            continue
+        v = np.abs(rows["published"].to_numpy(float)[idx])
+        v = v[v > 0]
+        out[idx] = 0.01 * float(np.median(v)) if len(v) else 1.0
+    return out
+
+
+def source_rows(study, joint, fallback, is_member: bool) -> pd.DataFrame:
+    """The rows of ``study`` predicted with ``joint`` (a fit without it). A
+    study that fits nothing and predicts from its priors alone (no ``fit()``)
+    is taken as it is: nothing of it was fitted."""
+    if not is_member and not study.has_held_out():
+        return pd.DataFrame(columns=COLUMNS)
+    fit, conditional = None, False
+    if study.mechanism is not type(None):
+        try:
+            fit, conditional = predictive_fit(study, joint, fallback)
+        except NotImplementedError:  # (no fit() of its own: it predicts from its priors)
+            pass
+    parts = []
+    if is_member and not conditional:
+        rows = study.fit_rows().reset_index(drop=True)
+        pred = fit.predict(rows, level=LEVEL, n_samples=N_SAMPLES, seed=0, fixed_priors=True)
+        parts.append(pd.DataFrame({"kind": "fitted", "metric": rows["metric"], "configuration": "",
+                                   "published": rows["value"].to_numpy(float), "predicted": pred["best"],
+                                   "lo": pred["lo"], "hi": pred["hi"],
+                                   "sigma": schema.published_sigma(rows)}))
+    if study.has_held_out() and not getattr(study, "held_out_refits", False):
+        held = (study if fit is None else _AsStudy(study, fit)).held_out()
+        parts.append(held.assign(kind="held out", sigma=study.held_out_sigma())[
+            ["kind", "metric", "configuration", "published", "predicted", "lo", "hi", "sigma"]])
+    if not parts:
+        return pd.DataFrame(columns=COLUMNS)
+    out = pd.concat(parts, ignore_index=True)
+    out.insert(0, "source", study.id)
+    out["family"] = [discrepancy.family(m) for m in out["metric"]]
+    out["background"] = _background(out)
+    out["conditional"] = conditional
+    return out[COLUMNS]
+
+
+def run(names=None, progress: bool = True) -> pd.DataFrame:
+    """Every source's rows predicted without it (module docstring): one row
+    per predicted number, ``COLUMNS``. Shows a progress bar; Ctrl-C stops
+    between sources."""
+    names = list(names or studies.names())
+    with warnings.catch_warnings(), discrepancy.parameters_only():
+        for w in (NotIdentifiableWarning, PoorFitWarning, UnknownColumnWarning, InfeasibleDrawsWarning):
+            warnings.simplefilter("ignore", w)
+        full = fit_all(names=names)
+        members = {s.id for s in _candidates(names)}
+        fallback = fallback_parameters(names)
+        parts = []
+        for name in tqdm(names, desc="leave one source out", disable=not progress, unit="source"):
+            study = studies.get(name)
+            joint = fit_all(exclude=[name], names=names, x0=full.params) if name in members and len(members) > 1 \
+                else full
+            parts.append(source_rows(study, joint, fallback, name in members))
+    out = pd.concat([p for p in parts if len(p)], ignore_index=True)
+    r, s = _space(out)
+    out["residual"], out["own_sd"] = r, s
+    return out
+
+
+def _space(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    r = np.full(len(rows), np.nan)
+    s = np.full(len(rows), np.nan)
+    for fam, idx in rows.groupby("family", sort=False).indices.items():
+        sub = rows.iloc[idx]
+        r[idx], s[idx] = discrepancy.residual_space(fam, sub["published"], sub["predicted"], sub["lo"], sub["hi"],
+                                                    LEVEL, sub["background"])
+    return r, s
+
+
+def taus(rows: pd.DataFrame) -> dict[str, float]:
+    """The structural error per family from LOSO rows (:func:`discrepancy.estimate_tau`)."""
+    return {fam: discrepancy.estimate_tau(g["residual"], g["own_sd"]) for fam, g in rows.groupby("family")}
+
+
+def nested_tau(rows: pd.DataFrame) -> np.ndarray:
+    """Per row, its family's tau estimated from the other sources' rows only."""
+    out = np.full(len(rows), np.nan)
+    for (src, fam), idx in rows.groupby(["source", "family"], sort=False).indices.items():
+        others = rows[(rows["family"] == fam) & (rows["source"] != src)]
+        out[idx] = discrepancy.estimate_tau(others["residual"], others["own_sd"])
+    return out
+
+
+def evaluate(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` (from :func:`run`) with the nested tau, the widened 90% band,
+    coverage flags at each of :data:`LEVELS` (with and without the
+    structural error), hits, and the nulls' hits."""
+    out = rows.copy()
+    out["tau"] = nested_tau(out)
+    from scipy.special import ndtri
+
+    for level in LEVELS:
+        z = float(ndtri(0.5 + level / 2))
+        tot = np.sqrt(out["own_sd"] ** 2 + out["tau"].fillna(0) ** 2)
+        out[f"in{int(level * 100)}"] = np.abs(out["residual"]) <= z * tot
+        out[f"in{int(level * 100)}_fit"] = np.abs(out["residual"]) <= z * out["own_sd"]
+    lo, hi = np.array(out["lo"], float), np.array(out["hi"], float)
+    for fam, idx in out.groupby("family", sort=False).indices.items():
+        sub = out.iloc[idx]
+        lo[idx], hi[idx] = discrepancy.widen(fam, sub["predicted"], sub["lo"], sub["hi"], LEVEL, sub["tau"],
+                                             sub["background"])
+    out["lo90"], out["hi90"] = lo, hi
+    out["hit"] = [hit(m, p, q, s) for m, p, q, s in zip(out["metric"], out["published"], out["predicted"],
+                                                          out["sigma"])]
+    out["null"] = _nulls(out)
+    out["null_hit"] = [np.isfinite(n) and hit(m, p, n, s) for m, p, n, s in
+                       zip(out["metric"], out["published"], out["null"], out["sigma"])]
+    return out
+
+
+def _nulls(rows: pd.DataFrame) -> np.ndarray:
+    """No change (0) for a relative change; for an absolute value, the median
+    of the same metric's published values in the other sources (NaN when no
+    other source publishes it)."""
+    out = np.full(len(rows), np.nan)
+    for i, r in enumerate(rows.itertuples()):
+        if r.family == "change":
+            out[i] = 0.0
+        else:
+            other = rows[(rows["metric"] == r.metric) & (rows["source"] != r.source)]["published"]
+            out[i] = float(other.median()) if len(other) else math.nan
+    return out
+
+
+def _width(r) -> float:
+    """A 90% band's width: points for a change, else relative to the prediction."""
+    w = r.hi90 - r.lo90
+    return w if r.family == "change" else w / abs(r.predicted) if r.predicted else math.nan
+
+
+def summary(ev: pd.DataFrame, by: str = "source") -> pd.DataFrame:
+    """Per ``by`` (source or family) and overall: rows, median |error| (points
+    for changes, % of the published value otherwise), hits, coverage of the
+    nominal 50/80/90% bands, median 90% band width, and the null's hits."""
+    def one(g):
+        chg = g["family"] == "change"
+        err = np.where(chg, np.abs(g["published"] - g["predicted"]),
+                       100 * np.abs(g["published"] - g["predicted"]) / np.abs(g["published"]).where(g["published"] != 0))
+        widths = [_width(r) for r in g.itertuples()]
+        nulls = g["null"].notna()
+        return pd.Series({
+            "rows": len(g), "conditional": bool(g["conditional"].any()),
+            "median_err": float(np.nanmedian(err)) if len(err) else math.nan,
+            "hits": int(g["hit"].sum()),
+            "cov50": float(g["in50"].mean()), "cov80": float(g["in80"].mean()), "cov90": float(g["in90"].mean()),
+            "cov90_fit": float(g["in90_fit"].mean()),
+            "width90": float(np.nanmedian(widths)) if len(widths) else math.nan,
+            "null_rows": int(nulls.sum()), "null_hits": int(g["null_hit"][nulls].sum()),
+        })
+
+    parts = [one(g).rename(k) for k, g in ev.groupby(by, sort=False)]
+    parts.append(one(ev).rename("all"))
+    return pd.DataFrame(parts)
+
+
+def table(ev: pd.DataFrame) -> str:
+    """The leave-one-source-out table, 80 columns."""
+    lines = [f"{'source':<30} {'rows':>4} {'err':>6} {'hits':>7} {'c50':>4} {'c80':>4} {'c90':>4} {'width':>6} "
+             f"{'null':>7}"]
+    for by in ("source", "family"):
+        s = summary(ev, by)
+        if by == "family":
+            lines.append("")
+        for name, r in s.iterrows():
+            if by == "family" and name == "all":
+                continue
+            label = (name + (" *" if r["conditional"] else ""))[:30]
+            lines.append(f"{label:<30} {r['rows']:>4.0f} {r['median_err']:>6.3g} {r['hits']:>3.0f}/{r['rows']:<3.0f} "
+                         f"{100 * r['cov50']:>3.0f}% {100 * r['cov80']:>3.0f}% {100 * r['cov90']:>3.0f}% "
+                         f"{r['width90']:>6.3g} {r['null_hits']:>3.0f}/{r['null_rows']:<3.0f}")
+    return "\n".join(lines)
