@@ -506,7 +506,7 @@ class FitResult:
 
     def predict(self, configs: pd.DataFrame, level: float | None = None, *, n_samples: int = 500, seed=0,
                 method: str = "covariance", fixed_priors: bool = False, interval: float | None = None,
-                structural: bool = True) -> pd.DataFrame:
+                structural: bool | None = None) -> pd.DataFrame:
         """Predictions with an uncertainty band: the configuration columns plus
         ``best`` (at the best fit), ``mean``, ``lo`` and ``hi`` (the central
         ``level`` (default 0.9) of the predictions over parameter draws, see
@@ -561,6 +561,10 @@ class FitResult:
         out["dropped_draws"] = dropped
         from .corpus import discrepancy
 
+        if structural is None:
+            from .mechanism import Mechanism
+
+            structural = isinstance(self.model, Mechanism)
         if structural and discrepancy.enabled():
             out = discrepancy.widen_frame(out, level)
         out["uninformative"] = discrepancy.uninformative(out["metric"], out["best"], out["lo"], out["hi"])

@@ -253,3 +253,72 @@ def table(ev: pd.DataFrame) -> str:
                          f"{100 * r['cov50']:>3.0f}% {100 * r['cov80']:>3.0f}% {100 * r['cov90']:>3.0f}% "
                          f"{r['width90']:>6.3g} {r['null_hits']:>3.0f}/{r['null_rows']:<3.0f}")
     return "\n".join(lines)
+
+
+def figure(ev: pd.DataFrame):
+    """Calibration: the share of left-out rows inside their band against the
+    band's nominal level, per metric family and overall, with the structural
+    error (solid) and with the fit's parameters alone (dotted, overall)."""
+    from matplotlib.figure import Figure
+    from scipy.special import ndtri
+
+    levels = np.linspace(0.05, 0.99, 48)
+    fig = Figure(figsize=(6.4, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot([0, 100], [0, 100], color="0.6", lw=1, label="calibrated (observed = nominal)")
+
+    def cov(g, with_tau=True):
+        tot = np.sqrt(g["own_sd"] ** 2 + (g["tau"].fillna(0) ** 2 if with_tau else 0))
+        return [100 * float(np.mean(np.abs(g["residual"]) <= float(ndtri(0.5 + lv / 2)) * tot)) for lv in levels]
+
+    ok = ev[np.isfinite(ev["residual"]) & np.isfinite(ev["own_sd"])]
+    for fam, g in ok.groupby("family"):
+        ax.plot(100 * levels, cov(g), lw=1.2, label=f"{fam} ({len(g)} rows)")
+    ax.plot(100 * levels, cov(ok), color="black", lw=2.2, label=f"all ({len(ok)} rows)")
+    ax.plot(100 * levels, cov(ok, with_tau=False), color="black", lw=1.5, ls=":",
+            label="all, the fit's own band only")
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("nominal band level [%]")
+    ax.set_ylabel("left-out numbers inside the band [%]")
+    ax.set_title("Bands on sources the fit did not see (leave one source out)", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def report(ev: pd.DataFrame, shipped: dict[str, float]) -> tuple[list[str], dict[str, float]]:
+    """The report's section (markdown lines) and the taus estimated from every source."""
+    t = taus(ev)
+    s = summary(ev, "source").loc["all"]
+    chg = ev["family"] == "change"
+    lines = [
+        "## leave one source out: every source predicted by a joint fit of the others", "",
+        report_wrap("Per source: rows predicted; err, the median |error| (points for a relative change, % of "
+                    "the published value otherwise); hits, within 2 sigma where a stddev is published, else "
+                    "within 10 points of a change or 10% of a value; c50/c80/c90, the share inside the nominal "
+                    "band with the structural error estimated from the other sources; width, the median 90% "
+                    "band (points, or relative to the prediction); null, the hits of 'no change' (changes) or "
+                    "of the other sources' median (values). * keeps parameters without a prior from its own "
+                    "fit (only its held-out rows are counted)."), "",
+        "```", table(ev), "```", "",
+        report_wrap(f"Overall: {s['hits']:.0f} of {s['rows']:.0f} rows within 10 points or 2 sigma "
+                    f"({100 * s['hits'] / s['rows']:.0f}%; target 70%), the null on the rows it applies to "
+                    f"{s['null_hits']:.0f} of {s['null_rows']:.0f}; nominal 90% bands cover "
+                    f"{100 * s['cov90']:.0f}% (target 85-95%; {100 * s['cov90_fit']:.0f}% without the structural "
+                    f"error); relative changes: {int(ev[chg]['hit'].sum())} of {int(chg.sum())} hits."), "",
+        "Structural error per family (empirical Bayes on these residuals):", "", "```",
+    ]
+    for fam, v in t.items():
+        unit = "points" if fam in discrepancy.ADDITIVE else f"in log, x{math.exp(v):.2f} at 1 sigma"
+        was = shipped.get(fam)
+        lines.append(f"{fam:<11} tau = {v:.4g} ({unit})" + ("" if was is None or np.isclose(was, v, rtol=0.02)
+                                                             else f"  [shipped: {was:.4g}, stale]"))
+    lines += ["```", "", "![calibration](calibration.png)", ""]
+    return lines, t
+
+
+def report_wrap(text: str) -> str:
+    from .. import report as rep
+
+    return rep.wrap(text)

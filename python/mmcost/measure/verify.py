@@ -217,7 +217,8 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     agg["large_share"] = [float(np.mean([per_run.loc[(r, met), "large_share"] for r in ids]))
                           for ids, met in zip(agg["run_ids"], agg["metric"])]
     ask = agg[["metric", *[c for c in cols if c in agg.columns]]].copy()
-    pred = fit.predict(ask, level=level, n_samples=n_samples, seed=seed, fixed_priors=True)
+    # (this machine's own runs: the structural error measured across other sources' machines is not added)
+    pred = fit.predict(ask, level=level, n_samples=n_samples, seed=seed, fixed_priors=True, structural=False)
     table = agg[[*by, "runs", "large_share", "measured", "sd"]].copy()
     table[["best", "lo", "hi"]] = pred[["best", "lo", "hi"]].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -311,7 +312,7 @@ def _figure(fit, rows: pd.DataFrame, table: pd.DataFrame, level: float, cols=Non
             ask = pd.DataFrame([{"metric": base["metric"], **{c: base[c] for c in keep}, "folio_kb": kb,
                                  "large_share": part.loc[part["folio_kb"] == kb, "large_share"].mean()}
                                 for kb in sizes])
-            band = fit.predict(ask, level=level, n_samples=60, fixed_priors=True)
+            band = fit.predict(ask, level=level, n_samples=60, fixed_priors=True, structural=False)
             ax.fill_between(sizes, band["lo"] / 1024, band["hi"] / 1024, color=color, alpha=0.2)
             label = f"{p} process{'es' if p > 1 else ''}"
             ax.plot(sizes, band["best"] / 1024, color=color, label=f"model, {label}")
