@@ -21,7 +21,7 @@ not expressible                         0
 
 Known miss: Xin Hao's -c 1 run, +27% with the series, which Barry Song
 in the thread said "won't be affected by tlbbatch at all" and Yicong Yang
-did not reproduce (the rows are the transcription's, unchecked).
+did not reproduce (rows checked against the three messages; see source.toml).
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""Huang Ying's "THP swap: Delay splitting THP during swapping out" v8 (-mm, early 2017).
+"""Huang Ying's "THP swap: Delay splitting THP during swapping out" v8 (-mm, 2017-04-06).
 
 As :mod:`.huang_thp_swap_delay_split_2016` (seed 004's fit, nothing fitted
 here, the base kernel predicted, the series not expressible), with 8
-processes on the v4.10-era -mm the series is based on (assumed: the thread
-was not found, so the rows are the transcription's, unchecked): writeback
-tags gone (v4.9), the swap cache split into 64 MiB trunks (v4.10).
+processes on the -mm the series is based on ("04/04 head of mmotm/master",
+v4.11-rc era; the study uses the 4.10 kernel features, which it has):
+writeback tags gone (v4.9), the swap cache split into 64 MiB trunks
+(v4.10). Rows checked against the v8 cover letter
+(<20170406053515.4842-1-ying.huang@intel.com>).
 
 =======================================  ====  ========================================
 rows                                      n    how

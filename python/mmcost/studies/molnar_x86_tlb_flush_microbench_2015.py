@@ -8,8 +8,8 @@ prior (relative width 0.5, :data:`mmcost.cpu_models.RELATIVE_PRIORS`).
 The newer Intel CPU (gbpages, 2015) is read as the ``haswell-ep`` preset;
 the old AMD CPU has no preset of its own, so ``generic-x86`` (the generic
 cycle costs every preset starts from) stands for it. The presets are not
-changed: the thread was not found, so the rows are the transcription's,
-unchecked.
+changed here; the rows are checked against the reply's x86/bench logs
+(<20150625114819.GA20478@gmail.com>).
 
 How an operation is composed of primitives: ``__flush_tlb()`` (a CR3
 write) is one full flush; ``invlpg X page``, ``access+invlpg X page`` and

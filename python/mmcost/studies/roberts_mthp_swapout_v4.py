@@ -3,8 +3,8 @@
 Everything as :mod:`.roberts_mthp_swapout_v5` (seed 000's costs, nothing
 fitted here, the 8-vCPU Altra VM, ``swap_whole_mthp`` as the series), on the
 kernel the rows name (v6.6: before v6.8's batched split flush, so a split
-64K folio flushes once per PTE). The v4 cover letter was not found: the
-rows are the transcription's, unchecked (data/roberts_mthp_swapout_v4).
+64K folio flushes once per PTE). The rows are checked against the v4
+cover letter (<20240311150058.1122862-1-ryan.roberts@arm.com>).
 
 =====================================  ====  =========================================
 rows                                    n    how
