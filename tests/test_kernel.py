@@ -9,6 +9,9 @@ BOUNDARIES = [
     ("skip_inaccessible", "6.3", "6.4", False, True),           # 4d4b6d66db63
     ("batched_migration_flush", "6.2", "6.3", False, True),     # 7e12beb8ca2a
     ("swapcache_lock_partitions", "4.10", "4.11", 1, 0),        # 4b3ef9daa4fc, 64 MiB trunks
+    ("swap_map_lock", "4.10", "4.11", "si_lock", "cluster"),   # 235b62176712, mm/swap: add cluster lock
+    ("slot_cache", "4.10", "4.11", False, True),                # 67afa38e012e
+    ("slot_cache", "6.14", "6.15", True, False),                # 0ff67f990bd4
     ("swap_whole_pmd_thp", "4.13", "4.14", False, True),        # bd4c82c22c36
     ("pti", "4.14", "4.15", False, True),                       # aa8c6248f8c7 (stable backports not modelled)
     ("invlpgb", "6.14", "6.15", False, True),                   # 4afeb0ed1753
@@ -16,7 +19,7 @@ BOUNDARIES = [
 ]
 
 
-@pytest.mark.parametrize("switch, before, at, old, new", BOUNDARIES, ids=[b[0] for b in BOUNDARIES])
+@pytest.mark.parametrize("switch, before, at, old, new", BOUNDARIES, ids=[f"{b[0]}@{b[2]}" for b in BOUNDARIES])
 def test_each_change_lands_in_its_release(switch, before, at, old, new):
     assert kernel.features(before)[switch] == old
     assert kernel.features(at)[switch] == new
@@ -55,3 +58,14 @@ def test_patches_set_switches_and_local_versions_are_ignored():
 def test_a_bad_patch_is_refused_naming_it(bad, match):
     with pytest.raises(ValueError, match=match):
         kernel.features(bad)
+
+
+@pytest.mark.parametrize("version, lock", [("3.10", "si_lock"), ("4.7", "si_lock"), ("4.10", "si_lock"),
+                                           ("4.11", "cluster"), ("5.4", "cluster"), ("6.6", "cluster"),
+                                           ("6.18", "cluster"), ("4.7+swap_map_lock=cluster", "cluster")])
+def test_swap_out_takes_si_lock_for_its_swap_map_counts_until_4_11(version, lock):
+    """v3.9-v4.10: __swap_duplicate, page_swapcount and swapcache_free each spin_lock(&si->lock) through
+    swap_info_get (a second, third and fourth acquisition a page besides scan_swap_map); 235b62176712
+    (v4.11) moved them to lock_cluster_or_swap_info, and nothing after moved them back."""
+    assert kernel.features(version)["swap_map_lock"] == lock
+    assert kernel.features(version, "arm64")["swap_map_lock"] == lock

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from mmcost.swap import SwapModel, mthp_inputs
 
 SEED = 2026
+PAGE_KIB = 4
 
 
 def small(**kw):
@@ -192,6 +193,54 @@ def test_v48_swap_cache_has_the_four_published_call_sites():
     sites = set(m.solve().details["locks"].sites.index)
     assert {"__add_to_swap_cache", "__remove_mapping", "__test_set_page_writeback", "test_clear_page_writeback"} <= sites
     assert "__test_set_page_writeback" not in set(m.set(writeback_tags=False).solve().details["locks"].sites.index)
+
+
+# --- si->lock on the swap-out path, era by era (mmcost.kernel's swap_map_lock) ---------------------------
+MAP_SITES = {"__swap_duplicate", "page_swapcount", "swapcache_free"}
+
+
+def test_before_4_11_the_swap_map_counts_add_three_si_lock_holds_to_a_lone_writer_s_cycle():
+    """P = 1 waits nowhere, so a folio's cycle is the sum of its stages: v3.9-v4.10 take si->lock three
+    more times a 4K page besides scan_swap_map (try_to_unmap_one -> __swap_duplicate, swap_writepage ->
+    try_to_free_swap -> page_swapcount, __remove_mapping -> swapcache_free -> swap_info_get), each h:
+    the cycle is 3 h longer than the same kernel with them under the cluster lock (v4.11, 235b62176712)."""
+    h = 0.25
+
+    def per_folio_us(kernel):
+        r = SwapModel(processes=1, bytes_per_process=2**30, memcg_mb=512, swap_device="brd", cpu_model="generic-x86",
+                      kernel=kernel, swap_map_hold_us=h).solve()
+        return PAGE_KIB * 1e6 / r["swapout_kib_s"]
+
+    assert per_folio_us("4.10") - per_folio_us("4.10+swap_map_lock=cluster") == pytest.approx(3 * h, rel=1e-9)
+    assert per_folio_us("4.11") == pytest.approx(per_folio_us("4.11+swap_map_lock=cluster"), rel=1e-15)
+
+
+def test_si_lock_utilisation_is_the_folio_rate_times_its_holds_in_each_era():
+    """Utilisation law, U = X D, with D from the kernel by hand: v4.7 holds si->lock for the allocation
+    (hold + one slot) and three swap_map operations (3 h) a 4K folio; v4.11 for a 64-slot cache refill
+    (hold / 64 + one slot) and nothing else; the sites are the kernel's functions."""
+    h, hold, slot = 0.2, 1.0, 0.03
+    for kernel, demand, sites in (("4.7", hold + slot + 3 * h, MAP_SITES | {"get_swap_pages"}),
+                                  ("4.11", hold / 64 + slot, {"get_swap_pages"})):
+        m = small(kernel=kernel, swap_map_hold_us=h, slot_hold_us_per_acquisition=hold, slot_us_per_slot=slot,
+                  swapcache_lock_partitions=0)
+        res = m.solve()
+        locks = res.details["locks"]
+        assert locks.lock_values["si_lock"]["utilization"] == pytest.approx(res["folios_per_s"] * demand / 1e6,
+                                                                            rel=1e-9), kernel
+        assert {s for s in locks.sites.index if locks.sites.loc[s, "lock"] == "si_lock"} == sites, kernel
+
+
+def test_more_swap_map_holds_under_si_lock_never_speed_swap_out_up():
+    fast, slow = (small(kernel="4.7", swap_map_hold_us=h).solve()["swapout_kib_s"] for h in (0.1, 0.5))
+    assert slow < fast
+    assert small(kernel="6.6", swap_map_hold_us=0.5).solve()["swapout_kib_s"] == pytest.approx(
+        small(kernel="6.6", swap_map_hold_us=0.1).solve()["swapout_kib_s"], rel=1e-15)  # cluster era: not a station
+
+
+def test_swap_map_under_si_lock_with_per_cluster_allocation_is_no_kernel():
+    with pytest.raises(ValueError, match="swap_map_lock"):
+        small(kernel="6.18+swap_map_lock=si_lock")
 
 
 def test_mthp_below_pmd_size_needs_a_kernel_that_has_it():

@@ -27,6 +27,12 @@ and reclaiming old ones, so the operation is *swap out one folio*:
   run on (x86; remote shootdowns, VM exits in a guest) or broadcasts TLBIs
   that queue at the interconnect's DVM node and waits one DSB per flush
   (arm64); swap slot allocation under ``si->lock`` (or per-cluster locks),
+  and before v4.11 (235b62176712) ``si->lock`` three more times a page for
+  the entry's ``swap_map`` count: ``try_to_unmap_one`` -> ``swap_duplicate``,
+  ``swap_writepage`` -> ``try_to_free_swap`` -> ``page_swapcount``, and the
+  swap-cache removal, ``__remove_mapping`` -> ``swapcache_free`` ->
+  ``swap_info_get`` (``swap_map_lock``; from v4.11 the cluster's own lock,
+  taken by the CPU that allocated the cluster, so no station);
   the swap cache, the device's CPU work (copy, compression, I/O submit), free;
 - a large folio the kernel cannot swap out whole (before v6.10 below PMD
   size: ``add_to_swap`` fails, ``split_folio_to_list`` splits it) pays the
@@ -228,6 +234,9 @@ class SwapModel(Mechanism):
     slot_cache: bool | None = knob(None, kind="bool", kernel=True, doc="per-CPU swap slot cache (v4.11-v6.14)")
     swap_alloc_lock: str | None = knob(None, kind="str", kernel=True, choices=("si_lock", "per_cluster"),
                                        doc="swap allocation under si->lock or per-cluster locks (v6.14)")
+    swap_map_lock: str | None = knob(None, kind="str", kernel=True, choices=("si_lock", "cluster"),
+                                     doc="the lock of swap-out's swap_map count updates (swap_duplicate, "
+                                         "page_swapcount, swapcache_free): si->lock before v4.11, the cluster's after")
     slot_lock_partitions: int | None = knob(None, kind="int", doc="allocation locks; None: 1, or cpus per-cluster")
     swapcache_lock_partitions: int | None = knob(None, kind="int", kernel=True,
                                                  doc="contended swap cache tree locks (0: not contended, v4.11)")
@@ -335,6 +344,14 @@ class SwapModel(Mechanism):
                                 doc="one DSB ISH wait (arm64) on a one-CPU domain; it grows with machine_cpus")
     dsb_growth_per_cpu: float = knob(DSB_GROWTH, unit="1", upper=1.0, prior=Prior(DSB_GROWTH, 0.03, DSB_GROWTH_SOURCE),
                                      doc="relative growth of a DSB ISH wait per further CPU in the domain")
+    swap_map_hold_us: float = knob(
+        0.15, unit="us", upper=100.0,
+        prior=Prior(0.15, 0.08, "swap_info_get / __swap_duplicate to spin_unlock (mm/swapfile.c, v3.9-v4.10): read "
+                                "p->max and one swap_map byte, write it back; the byte's line is the reclaimer's own "
+                                "(it allocated the slot from its per-CPU cluster), so the section is the lock word "
+                                "and the swap_info_struct line the previous holder wrote: one line moved, 100-200 ns "
+                                "on a server mesh (Boyd-Wickizer et al., Linux Symposium 2012, sec. 3)"),
+        doc="per swap_map count operation under si->lock on the swap-out path (swap_map_lock='si_lock')")
     swap_avail_hold_us: float = knob(
         0.1, unit="us", upper=100.0,
         prior=Prior(0.1, 0.05, "get_swap_pages: spin_lock(&swap_avail_lock), plist_requeue of the device on "
@@ -427,6 +444,10 @@ class SwapModel(Mechanism):
         from .kernel import parse_version
 
         parse_version(self.kernel)
+        if self.switch("swap_map_lock") == "si_lock" and self.switch("swap_alloc_lock") == "per_cluster":
+            raise ValueError("swap_map_lock: 'si_lock' with swap_alloc_lock='per_cluster' is no kernel's (the swap_map "
+                             "counts moved to the cluster lock in v4.11, 235b62176712, before allocation did in "
+                             "v6.14); kernel " + repr(self.kernel))
         self._check_network_size()
         if self.swapped_share is None:
             if self.memcg_mb is None:
@@ -694,6 +715,10 @@ class SwapModel(Mechanism):
         cache = units * self.swapcache_us_per_folio + pages * self.swapcache_us_per_page
         charge_fault, charge_out = self._memcg_charges(pages, units)
         buddy = 0.0 if self._on_pcp(pages) else self.zone_lock_hold_us  # the folio's alloc and free
+        # swap_map count operations under si->lock before v4.11 (swap_map_lock): one swap_duplicate per PTE
+        # unmapped (a 2M THP's PMD is split to PTEs first), one page_swapcount per swap_writepage, one
+        # swapcache_free per entry leaving the swap cache
+        map_holds = (pages, units, pages) if self.switch("swap_map_lock") == "si_lock" else (0, 0, 0)
         d = {"fault": self.fault_us_per_folio + self._zero_us(pages) + pages * self.user_us_per_page
                       + entries * (self.pte_us + walk_us),
              "lru": self.lru_hold_us_per_folio, "slot": slot,
@@ -703,6 +728,8 @@ class SwapModel(Mechanism):
              "zone_fault": buddy, "zone": buddy if whole else 0.0,  # a split folio is freed as 4K pages
              "cache_insert": cache / 2, "cache_delete": cache / 2,
              "tags": units * self.tag_hold_us_per_page if self.switch("writeback_tags") else 0.0,
+             "map_dup": map_holds[0] * self.swap_map_hold_us, "map_count": map_holds[1] * self.swap_map_hold_us,
+             "map_free": map_holds[2] * self.swap_map_hold_us,
              "dram_fault": 4096.0 * pages}
 
         def flushes(n_entries, folios):  # flush rounds per folio and their cost
@@ -876,6 +903,13 @@ class SwapModel(Mechanism):
                   Critical("lru_lock", "isolate_lru_folios", hold(d["lru"])),
                   Critical("si_lock", "get_swap_pages", hold(d["slot"]))]
         locks = [Lock("lru_lock", partitions=int(lru_parts)), Lock("si_lock", partitions=int(partitions))]
+        if any_of(d["map_free"] > 0):
+            # before v4.11 (swap_map_lock) the same si->lock again, in path order: try_to_unmap_one ->
+            # swap_duplicate, swap_writepage -> try_to_free_swap -> page_swapcount, __remove_mapping ->
+            # swapcache_free -> swap_info_get (mm/swapfile.c, v3.9-v4.10)
+            stages += [Critical("si_lock", "__swap_duplicate", hold(d["map_dup"])),
+                       Critical("si_lock", "page_swapcount", hold(d["map_count"])),
+                       Critical("si_lock", "swapcache_free", hold(d["map_free"]))]
         if any_of(d["avail"] > 0):
             stages.append(Critical("swap_avail_lock", "get_swap_pages_avail", hold(d["avail"])))
             locks.append(Lock("swap_avail_lock"))
@@ -1108,7 +1142,7 @@ class SwapModel(Mechanism):
             raise TypeError(f"whole must be a bool, got {type(whole).__name__}")
         d = self._path(kb, whole=whole or kb == PAGE_KB)
         return sum(d[k] for k in ("reclaim", "targets", "lru", "slot", "avail", "memcg", "zone", "cache_insert",
-                                  "cache_delete", "tags", "zs", "brd_xa"))
+                                  "cache_delete", "tags", "zs", "brd_xa", "map_dup", "map_count", "map_free"))
 
 
 #: the swap cache tree lock's call sites in v4.8 (perf-profile cycles-pp chains name them)

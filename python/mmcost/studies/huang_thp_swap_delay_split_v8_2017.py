@@ -3,9 +3,14 @@
 As :mod:`.huang_thp_swap_delay_split_2016` (seed 004's fit, nothing fitted
 here, the base kernel predicted, the series not expressible), with 8
 processes on the -mm the series is based on ("04/04 head of mmotm/master",
-v4.11-rc era; the study uses the 4.10 kernel features, which it has):
-writeback tags gone (v4.9), the swap cache split into 64 MiB trunks
-(v4.10). Rows checked against the v8 cover letter
+v4.11-rc era). That -mm already carried the v4.11 swap series (merged for
+v4.11-rc1): the same series' v6 (``[PATCH -mm -v6 5/9] mm, THP, swap:
+Support to clear SWAP_HAS_CACHE for huge page``, 2017-03-08) patches a
+``swapcache_free`` that calls ``_swap_info_get`` and ``free_swap_slot``,
+i.e. the cluster lock (235b62176712) and the slot cache (67afa38e012e) are
+in its base. So the kernel is ``"4.11"``: writeback tags gone (v4.9), the
+swap cache split into 64 MiB trunks, the slot cache, the swap_map counts
+under the cluster lock. Rows checked against the v8 cover letter
 (<20170406053515.4842-1-ying.huang@intel.com>).
 
 =======================================  ====  ========================================
@@ -21,7 +26,7 @@ base add_to_swap children share            1   not expressible: a call chain's w
 base+patchset (6 values, 6 changes)       12   not expressible: delay-split path
 =======================================  ====  ========================================
 
-Known miss: the base throughput is predicted at about 3.9 GB/s for 7.0:
+Known miss: the base throughput is predicted at about 5.0 GB/s for 7.0:
 this run's machine writes three times faster than seed 004's and the
 2016 RFC's (2.5 GB/s) with half the processes, which seed 004's costs on
 the Haswell-EP preset do not reach; the thread's machine details are not
@@ -35,7 +40,7 @@ from .huang_thp_swap_delay_split_2016 import HuangThpSwapDelaySplit2016
 
 class HuangThpSwapDelaySplitV8(HuangThpSwapDelaySplit2016):
     id = "huang_thp_swap_delay_split_v8_2017"
-    kernel = "4.10"
+    kernel = "4.11"
 
 
 study = HuangThpSwapDelaySplitV8()

@@ -6,7 +6,11 @@ swap cache tree lock per swap device (before v4.11's 64 MiB trunks), taken
 with interrupts off at ``__add_to_swap_cache`` and ``__remove_mapping`` and,
 with writeback tags, at ``__test_set_page_writeback`` and
 ``test_clear_page_writeback``; no per-CPU slot cache (v4.11), so every page
-takes ``si->lock``; 8 single-threaded processes whose pages share one LRU,
+takes ``si->lock`` to allocate (``get_swap_page`` -> ``scan_swap_map``) and
+three times more for its ``swap_map`` count (``swap_duplicate`` at unmap,
+``page_swapcount`` in ``swap_writepage``, ``swapcache_free`` after
+``__remove_mapping``: the cluster lock only from v4.11's 235b62176712);
+8 single-threaded processes whose pages share one LRU,
 so most unmaps IPI another process's CPU; PMEM written by the CPU.
 
 Free: the per-page reclaim cost and the two tree-lock holds, fitted to the
