@@ -88,6 +88,13 @@ def test_readme_shell_block_runs_verbatim(block, tmp_path):
         text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
         assert email_problems(text) == []
         assert "[1] " in text and not re.search(r"prior [^\n]*:", text)  # prior sources as notes
+        # the structural error the package ships is what this build's leave-one-source-out estimates
+        from mmcost.corpus import discrepancy
+        from mmcost.corpus.discrepancy import tomllib
+
+        fresh = tomllib.loads((tmp_path / "out" / discrepancy.TABLE).read_text(encoding="utf-8"))["tau"]
+        assert fresh == pytest.approx(discrepancy.shipped(), rel=0.02), "data/structural_error.toml is stale"
+        assert "leave one source out" in text and (tmp_path / "out" / "calibration.png").stat().st_size > 10_000
     if "--figure" in block:
         assert (tmp_path / "verify.png").stat().st_size > 10_000
 
