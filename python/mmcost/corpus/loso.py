@@ -218,8 +218,8 @@ def summary(ev: pd.DataFrame, by: str = "source") -> pd.DataFrame:
     nominal 50/80/90% bands, median 90% band width, and the null's hits."""
     def one(g):
         chg = g["family"] == "change"
-        err = np.where(chg, np.abs(g["published"] - g["predicted"]),
-                       100 * np.abs(g["published"] - g["predicted"]) / np.abs(g["published"]).where(g["published"] != 0))
+        miss = np.abs(g["published"] - g["predicted"])
+        err = np.where(chg, miss, 100 * miss / np.abs(g["published"]).where(g["published"] != 0))
         widths = [_width(r) for r in g.itertuples()]
         nulls = g["null"].notna()
         return pd.Series({

@@ -94,8 +94,8 @@ def keys(study) -> dict[str, tuple[str, str | None]]:
                 out[p.name] = (f"{p.name}@source:{study.id}", None)
             continue
         if src.startswith(("preset", "profile", "compressor")):
-            out[p.name] = (f"{p.name}@cpu:{cpu}" + (f"|{src.replace(' ', ':')}" if src.startswith("compressor") else ""),
-                           None)
+            which = f"|{src.replace(' ', ':')}" if src.startswith("compressor") else ""  # a compressor on this CPU
+            out[p.name] = (f"{p.name}@cpu:{cpu}{which}", None)
         elif src == "default" and ep is not None:
             factor = f"{FACTOR_PREFIX}machine@cpu:{cpu}" if p.unit == "us" else None
             out[p.name] = (f"{p.name}@era:{ep}", factor)
