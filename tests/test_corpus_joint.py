@@ -138,3 +138,8 @@ def test_member_errors_name_the_field():
                   _globals())
     with pytest.raises(ValueError, match="no members"):
         fit_joint([], _globals())
+
+
+def test_a_widened_change_never_falls_below_minus_100_percent():
+    lo, hi = discrepancy.widen("change", [-91.4], [-93.0], [-89.0], 0.9, 7.0)
+    assert lo[0] == -100.0 and hi[0] > -89.0

@@ -138,7 +138,9 @@ def widen(fam: str, predicted, lo, hi, level: float, tau: float, background=0.0)
     z = float(ndtri(0.5 + level / 2))
     if fam in ADDITIVE:
         down, up = (predicted - lo) / z, (hi - predicted) / z  # a band may be lopsided: each side its own
-        return predicted - z * np.hypot(down, tau), predicted + z * np.hypot(up, tau)
+        # every metric is a nonnegative quantity (a rate, a time, a count): it cannot fall by more than 100%
+        floor = np.minimum(lo, -100.0)
+        return np.maximum(predicted - z * np.hypot(down, tau), floor), predicted + z * np.hypot(up, tau)
     b = np.asarray(background, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         base = np.log(predicted + b)

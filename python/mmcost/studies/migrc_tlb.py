@@ -232,7 +232,7 @@ class MigrcTlb(Study):
         for r in held.itertuples():
             what = r.configuration.replace("cover letter claim (", "cover letter: ").removesuffix("_change_pct)")
             lines.append(f"  {what[:42]:<42} {r.published:>+9.1f}  {r.predicted:>+9.1f} "
-                         f"[{r.lo:+.1f}, {r.hi:+.1f}]")
+                         f"[{r.lo:+.0f}, {r.hi:+.0f}]")
         table = self.prediction_table(n_samples=200)
         pred = "\n".join(f"{s:<26} runtime {t['runtime change %']}%" for s, t in table.iterrows())
         pred += "\n\nassumptions:\n" + "\n".join(report.wrap(f"  {s:<26} {a}", indent=" " * 27)
