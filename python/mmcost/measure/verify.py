@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..fit import FitResult, NotIdentifiableWarning
+from ..corpus import discrepancy
+from ..fit import FitResult, NotIdentifiableWarning, PoorFitWarning
 from ..metrics import folio_label
 from ..swap import SwapModel, mthp_inputs
 
@@ -166,6 +167,43 @@ def _model_columns(model, df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c in model.leaves]
 
 
+def _with_repetition_sigma(rows: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    """The fit rows with ``stddev``: the spread of their configuration's
+    per-process values over its runs (the repetitions), not a default
+    percentage. A configuration with one value takes the median relative
+    spread of the others (5% if none has two)."""
+    keys = [c for c in cols if rows[c].notna().any()] or ["metric"]
+    out = rows.copy()
+    g = out.groupby(keys, dropna=False)["value"]
+    sd = g.transform("std").to_numpy(float)
+    rel = sd / out["value"].abs().to_numpy(float)
+    typical = float(np.nanmedian(rel)) if np.isfinite(rel).any() else 0.05
+    out["stddev"] = np.where(np.isfinite(sd) & (sd > 0), sd, typical * out["value"].abs())
+    return out
+
+
+def _own_structural_error(fit: FitResult, frame: pd.DataFrame, cols: list[str]) -> float:
+    """The model's error on this machine's configurations it was not fitted
+    to, in log: each fitted configuration left out in turn and predicted by a
+    refit of the others (:meth:`FitResult.loo`), tau by empirical Bayes over
+    the configurations' mean residuals (:func:`mmcost.corpus.discrepancy.estimate_tau`),
+    each with its runs' own spread of the mean. 0 with fewer than three configurations."""
+    keys = [c for c in cols if frame[c].notna().any()]
+    groups = frame.groupby(keys, dropna=False).ngroups if keys else 1
+    if groups < 3:
+        return 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotIdentifiableWarning)
+        warnings.simplefilter("ignore", PoorFitWarning)
+        loo = fit.loo(by=keys)
+    per = loo.groupby(keys, dropna=False).agg(measured=("measured", "mean"), predicted=("predicted", "mean"),
+                                              sd=("measured", "std"), n=("measured", "size"))
+    r = np.log(per["measured"] / per["predicted"]).to_numpy(float)
+    s = np.nan_to_num((per["sd"] / np.sqrt(per["n"]) / per["measured"]).to_numpy(float))
+    tau = discrepancy.estimate_tau(r, s)
+    return 0.0 if not np.isfinite(tau) else tau
+
+
 def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("reclaim_us_per_folio", "core_write_gb_s"),
            model: SwapModel | None = None, level: float = 0.9, n_samples: int = 100, seed: int = 0,
            tolerance: float = 0.01) -> dict:
@@ -193,6 +231,7 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     rows = model_rows(runs)
     m = model or SwapModel()
     cols = _model_columns(m, rows)
+    tau = 0.0
     if fit_query is None:  # nothing fitted: every run predicted from the model's values and priors
         held, fit = rows, FitResult.of_priors(m)
     else:
@@ -206,9 +245,11 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
         held = rows.drop(index=chosen.index)
         if held.empty:
             raise ValueError(f"fit_query: {fit_query!r} selects every run; nothing is left to predict")
+        frame = _with_repetition_sigma(fit_rows, [c for c in cols if c in fit_rows.columns])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotIdentifiableWarning)
-            fit = m.fit(fit_rows[["metric", "value", *cols]], free=list(free))
+            fit = m.fit(frame[["metric", "value", "stddev", *cols]], free=list(free), absolute_sigma=True)
+        tau = _own_structural_error(fit, frame, [c for c in cols if c in frame.columns])
     by = [c for c in _config_columns(held) if c not in ("metric",)] + ["metric"]
     per_run = held.groupby(["run", "metric"], sort=False).agg(large_share=("large_share", "first"))
     agg = held.groupby(by, sort=True, dropna=False).agg(
@@ -218,9 +259,22 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
                           for ids, met in zip(agg["run_ids"], agg["metric"])]
     ask = agg[["metric", *[c for c in cols if c in agg.columns]]].copy()
     # (this machine's own runs: the structural error measured across other sources' machines is not added)
-    pred = fit.predict(ask, level=level, n_samples=n_samples, seed=seed, fixed_priors=True, structural=False)
+    # fitted: the fit's covariance, and the error of the fixed values measured by tau (below), not their priors'
+    # spread too (that counted twice made bands of 0.1x-2x); nothing fitted: the priors are all there is
+    pred = fit.predict(ask, level=level, n_samples=n_samples, seed=seed, fixed_priors=fit_query is None,
+                       structural=False)
     table = agg[[*by, "runs", "large_share", "measured", "sd"]].copy()
     table[["best", "lo", "hi"]] = pred[["best", "lo", "hi"]].to_numpy()
+    # a throughput band also carries the model's error on this machine's configurations it did not see
+    # (tau, from leaving each fitted configuration out) and the spread of the held-out runs' own mean
+    tp = (table["metric"] == THROUGHPUT).to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        noise = np.nan_to_num(table["sd"].to_numpy(float) / np.sqrt(table["runs"].to_numpy(float))
+                              / table["measured"].abs().to_numpy(float))
+    lo, hi = discrepancy.widen("throughput", table["best"][tp], table["lo"][tp], table["hi"][tp], level,
+                               np.hypot(tau, noise[tp]))
+    table.loc[tp, "lo"], table.loc[tp, "hi"] = lo, hi
+    table.attrs["structural_error"] = tau
     with np.errstate(divide="ignore", invalid="ignore"):
         table["error_pct"] = 100 * (table["best"] / table["measured"] - 1)
         n = agg["runs"].to_numpy(float)
