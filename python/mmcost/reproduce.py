@@ -126,6 +126,10 @@ def study_output(name: str, dpi: int = 100) -> StudyOutput:
                 out.files[str(Path(s.figure_name).with_suffix(suffix))] = buf.getvalue()
             plt.close(s.figure)
             lines += [f"![{Path(s.figure_name).stem}]({s.figure_name})", ""]
+    if study.mechanism is not type(None):  # which of its costs are one quantity with other sources'
+        from .corpus import sharing
+
+        lines += [report.wrap(sharing.roles_text(study)), ""]
     out.held_out = study.held_out() if study.has_held_out() else pd.DataFrame(columns=studies.HELD_OUT_COLUMNS)
     out.counts = study.counts()
     return out

@@ -70,36 +70,47 @@ def machine(model) -> str:
     return f"generic-{getattr(model, 'arch', None) or 'x86'}"
 
 
+def used_model(study):
+    """The model ``study`` predicts with: its fit's (a study that fits nothing
+    of its own predicts with another source's fit, on that source's machine),
+    else its source's."""
+    try:
+        return study.fit().model
+    except NotImplementedError:
+        return study.model()
+
+
 def keys(study) -> dict[str, tuple[str, str | None]]:
     """For each parameter of ``study``'s model that is shared or its own:
     local name -> (global name, machine factor name or None). Parameters not
     listed (configuration, costs without a prior that the study does not
-    fit) keep the study's own value."""
+    fit, values its source sets) keep the study's own value."""
     if study.mechanism is type(None):  # a source no mechanism expresses: nothing to share
         return {}
-    model = study.model()
+    model = used_model(study)
     if not isinstance(model, Mechanism):  # an empirical model (swap_alloc_locks): all its own
         return {n: (f"{n}@source:{study.id}", None) for n in study.free}
-    origin = dict(zip(*(model.describe()[c] for c in ("field", "origin"))))
+    stated = set()
+    if study.source().get("model"):  # what the source's own [model] sets is its statement, not a shared cost
+        own = study.model().describe()
+        stated = set(own.loc[own["origin"] == "set", "field"])
+    tables = model.table_values()
     cpu, ep = machine(model), era(model)
+    fitted = set(study.free) | set(getattr(study.fit(), "names", ()) if study.free else ())
     out = {}
     for p in model.parameters:
-        src = origin.get(p.name, "default")
-        if SCOPE in p.name:  # a per-variant parameter (a build's offset): the source's own nuisance
-            if p.name in study.free:
+        if SCOPE in p.name or p.prior is None or (p.name in stated and p.name not in fitted):
+            if p.name in fitted:  # a build's offset, a workload's description: the source's own
                 out[p.name] = (f"{p.name}@source:{study.id}", None)
             continue
-        if p.prior is None:
-            if p.name in study.free:
-                out[p.name] = (f"{p.name}@source:{study.id}", None)
-            continue
-        if src.startswith(("preset", "profile", "compressor")):
+        if p.name in tables:  # a CPU preset's, a machine profile's or a compressor's value
+            src = model.table_origin(p.name)
             which = f"|{src.replace(' ', ':')}" if src.startswith("compressor") else ""  # a compressor on this CPU
             out[p.name] = (f"{p.name}@cpu:{cpu}{which}", None)
-        elif src == "default" and ep is not None:
+        elif ep is not None:  # a kernel path's cost: per era, at the machine's speed
             factor = f"{FACTOR_PREFIX}machine@cpu:{cpu}" if p.unit == "us" else None
             out[p.name] = (f"{p.name}@era:{ep}", factor)
-        elif p.name in study.free:  # set by the source itself, fitted: its own
+        elif p.name in fitted:
             out[p.name] = (f"{p.name}@source:{study.id}", None)
     return out
 
@@ -125,3 +136,41 @@ def frame_rows(study) -> pd.DataFrame | None:
         return study.fit_rows()
     except NotImplementedError:
         return None
+
+
+def roles(study, names=None) -> list[tuple[str, str, list[str]]]:
+    """For each parameter ``study`` fits: (its name, its global parameter in
+    the joint fit, the other sources whose models use that same quantity;
+    empty: the source's own)."""
+    from .. import studies as registry
+
+    mine = keys(study)
+    others = {}
+    for name in names or registry.names():
+        if name != study.id:
+            for g, _ in keys(registry.get(name)).values():
+                others.setdefault(g, []).append(name)
+    asked = study.free or getattr(_fit_or_none(study), "names", ())  # predicting with another's fit: its costs
+    return [(local, mine[local][0] + (f" x exp({mine[local][1]})" if mine[local][1] else ""),
+             others.get(mine[local][0], [])) for local in asked if local in mine]
+
+
+def _fit_or_none(study):
+    try:
+        return study.fit()
+    except (NotImplementedError, TypeError):
+        return None
+
+
+def roles_text(study) -> str:
+    """:func:`roles` as a paragraph for a study's report."""
+    parts = []
+    fitted = bool(study.free)
+    for local, g, users in roles(study):
+        who = f"shared with {len(users)} other source{'s' if len(users) > 1 else ''}" if users else "its own"
+        parts.append(f"{local} = {g} ({who})")
+    head = "In the joint fit (mmcost.corpus), fitted here: " if fitted else \
+        "In the joint fit (mmcost.corpus), nothing fitted here; predicted with: "
+    if not parts:
+        return "In the joint fit (mmcost.corpus): nothing fitted here or shared; predicted from its priors."
+    return head + "; ".join(parts) + "."
