@@ -175,7 +175,7 @@ def shipped() -> dict[str, float]:
 
 
 def background(fam: str, values) -> float:
-    """A count family's background (module docstring): 1% of the median nonzero |value|; 0 otherwise."""
+    """A count family's background (module docstring): 1% of the median nonzero magnitude; 0 otherwise."""
     if fam != "count":
         return 0.0
     v = np.abs(np.asarray(values, float))

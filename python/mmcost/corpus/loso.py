@@ -213,7 +213,7 @@ def _width(r) -> float:
 
 
 def summary(ev: pd.DataFrame, by: str = "source") -> pd.DataFrame:
-    """Per ``by`` (source or family) and overall: rows, median |error| (points
+    """Per ``by`` (source or family) and overall: rows, median absolute error (points
     for changes, % of the published value otherwise), hits, coverage of the
     nominal 50/80/90% bands, median 90% band width, and the null's hits."""
     def one(g):

@@ -3,27 +3,25 @@
 Every study fits its own copy of the costs its rows exercise; in the joint fit
 (:func:`mmcost.corpus.fit_all`) a cost is one global parameter for every
 source that exercises it. What makes two sources' copies one quantity is where
-the value comes from, read from the study's model (``Mechanism.describe()``'s
-``origin``) before anything is fitted:
+the value comes from in the model the study predicts with (its fit's: a
+study predicting with another source's fit is on that source's machine):
 
-==========================================  ==========================================
-the field's value comes from                 one global parameter per
-==========================================  ==========================================
-a CPU preset or a machine profile            field and CPU model (``tlbi_us@cpu:
-(a per-primitive cost: a TLBI, an IPI)       ampere-altra``): a primitive's price is
-                                             the CPU's, whatever the kernel
-the class default, with a prior              field and kernel era (``reclaim_us_per_
-(a kernel path's cost per page or folio)     folio@era:6``), times the machine's
-                                             speed factor ``log_machine@cpu:<model>``
-a study's own, without a prior               field and source: a workload's
-(a benchmark's miss rate, a working set)     description, never shared
-==========================================  ==========================================
+- a value from a CPU preset or a machine profile (a per-primitive cost: a
+  TLBI, an IPI) is one global parameter per field and CPU model
+  (``tlbi_us@cpu:ampere-altra``): a primitive's price is the CPU's,
+  whatever the kernel;
+- the class default, with a prior (a kernel path's cost per page or folio),
+  is one per field and kernel era (``reclaim_us_per_folio@era:6``), times
+  the machine's speed factor ``log_machine@cpu:<model>``;
+- a study's own parameter without a prior (a benchmark's miss rate, a
+  working set) is one per field and source: a workload's description, never
+  shared.
 
 Era = the kernel's major version (4.x, 5.x, 6.x): the paths the costs charge
 are rewritten between majors (folios, the swap table), and within one the
 mechanisms' kernel switches already model the changes that matter.
 
-The machine factor is the nuisance term the issue asks for: a kernel path's
+The machine factor is the nuisance term between sources: a kernel path's
 microseconds on one CPU are not another's (clock, IPC, memory latency, a
 guest's exits), and the sources do not say enough to derive the ratio. Its
 prior is log-normal with sigma 0.5, a factor 1.65 either way at one sigma and
