@@ -330,7 +330,7 @@ def _loso_section(out: Path, dpi: int, cache_dir: Path | None, progress: bool) -
     from .corpus import discrepancy, loso
 
     if progress:
-        print("leave one source out (about two minutes)...", flush=True)
+        print("leave one source out (about half a minute)...", flush=True)
     if cache_dir is None:
         ev = _loso("")
     else:

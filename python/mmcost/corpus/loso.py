@@ -20,7 +20,10 @@ them. The table says which sources these are.
 
 The structural error (:mod:`.discrepancy`) is then estimated per family from
 these residuals, and its coverage measured nested: the bands of S's rows use
-the discrepancy estimated from the other sources' residuals only.
+the discrepancy estimated from the other sources' residuals only. A row's own
+band (its parameters' spread) is read from its 90% band as a Gaussian
+standard deviation in the family's space (half the width over 1.645), so
+coverage at 50% and 80% assumes that shape.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from ..fit import InfeasibleDrawsWarning, NotIdentifiableWarning, PoorFitWarning
 from ..model import UnknownColumnWarning
 from ..studies import hit
 from . import discrepancy, sharing
-from .sources import _candidates, fallback_parameters, fit_all
+from .sources import _candidates, _rows, fallback_parameters, fit_all
 
 #: the level of the bands the residuals' own spread is read from
 LEVEL = 0.9
@@ -98,7 +101,7 @@ def source_rows(study, joint, fallback, is_member: bool) -> pd.DataFrame:
             pass
     parts = []
     if is_member and not conditional:
-        rows = study.fit_rows().reset_index(drop=True)
+        rows = _rows(study.id).reset_index(drop=True)
         pred = fit.predict(rows, level=LEVEL, n_samples=N_SAMPLES, seed=0, fixed_priors=True)
         parts.append(pd.DataFrame({"kind": "fitted", "metric": rows["metric"], "configuration": "",
                                    "published": rows["value"].to_numpy(float), "predicted": pred["best"],
