@@ -93,10 +93,8 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
     c2 = [] if scv is None else v.float_array("scv", scv)
     if scv is not None:
         v.same_length("demands", s, "scv", c2)
-    r = _core.queueing.mva(s.tolist(), vis.tolist(), z, n, list(c2))
-
     # the core keeps X(n) and Q_k(n); U_k = X D_k and R_k = Q_k / X (Little) follow
-    x, qlen = r.throughput, r.queue_length
+    x, qlen = _core.queueing.mva(s.tolist(), vis.tolist(), z, n, list(c2))
     residence = qlen / x[:, None]
     index = pd.RangeIndex(1, n + 1, name="population")
     cols: dict[str, np.ndarray] = {"throughput": x, "response_time": residence.sum(axis=1)}

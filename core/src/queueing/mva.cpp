@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <thread>
@@ -26,10 +27,14 @@ void check_all(const char* name, const double* v, std::size_t n) {
     if (!std::isfinite(v[i]) || v[i] < 0.0) check::finite_nonnegative(check::indexed(name, i), v[i]);
 }
 
-// Checks, then runs the recursion, handing each population's X(n) and Q(n)
-// to `row` (the full table stores them, mva_top keeps the last).
-template <class Row>
-void recurse(const Stations& st, double think_time, long population, Row&& row) {
+// The checks every solver makes, and D_k = V_k S_k. `approximate`: some scv
+// differs from 1 (the residual-life recursion, below); otherwise the exact one.
+struct Prepared {
+  Eigen::VectorXd demand;
+  bool approximate = false;
+};
+
+Prepared prepare(const Stations& st, double think_time, long population) {
   check::not_empty("demands", st.k);
   check_all("demands", st.service, st.k);
   check_all("visits", st.visits, st.k);
@@ -38,7 +43,9 @@ void recurse(const Stations& st, double think_time, long population, Row&& row) 
   if (population < 1) throw InvalidArgument("population must be >= 1");
 
   const Eigen::Index K = static_cast<Eigen::Index>(st.k);
-  Eigen::VectorXd demand(K);
+  Prepared p;
+  Eigen::VectorXd& demand = p.demand;
+  demand.resize(K);
   for (Eigen::Index k = 0; k < K; ++k) {
     demand[k] = st.service[k] * st.visits[k];
     if (!std::isfinite(demand[k]))
@@ -47,55 +54,244 @@ void recurse(const Stations& st, double think_time, long population, Row&& row) 
   }
   if (think_time == 0.0 && demand.sum() == 0.0)
     throw InvalidArgument("demands and think_time are all zero: the cycle time is zero");
+  for (std::size_t k = 0; k < st.k && st.scv != nullptr; ++k) p.approximate = p.approximate || st.scv[k] != 1.0;
+  return p;
+}
 
-  bool approximate = false;
-  for (std::size_t k = 0; k < st.k && st.scv != nullptr; ++k) approximate = approximate || st.scv[k] != 1.0;
+// X(n) from the cycle time sum_k R_k(n); throws where a double overflows.
+inline double throughput_at(long n, double think_time, double cycle) {
+  const double total = think_time + cycle;
+  // two finite halves may sum past a double while their X is a (subnormal) double: scale first
+  const double scale = std::fmax(think_time, cycle);
+  return std::isfinite(total) ? static_cast<double>(n) / total
+                              : (static_cast<double>(n) / scale) / (think_time / scale + cycle / scale);
+}
+
+[[noreturn]] void overflow(const char* what, long n, const char* why) {
+  throw NumericalError(std::string("mva: the ") + what + " overflows a double at population " + std::to_string(n) +
+                       " (" + why + ")");
+}
+
+// The residual-life recursion (some scv != 1), handing each population's
+// X(n) and Q(n) to `row` (the full table stores them, mva_top keeps the last).
+template <class Row>
+void recurse(const Stations& st, const Prepared& p, double think_time, long population, Row&& row) {
+  const Eigen::Index K = static_cast<Eigen::Index>(st.k);
+  const Eigen::VectorXd& demand = p.demand;
   const double dmax = demand.maxCoeff();
   Eigen::VectorXd q = Eigen::VectorXd::Zero(K);  // Q_k(n-1), then Q_k(n)
   Eigen::VectorXd u = Eigen::VectorXd::Zero(K);  // per-visit busy probability at n-1
-  Eigen::VectorXd half_c2 = Eigen::VectorXd::Zero(K);  // (scv - 1) / 2: 0 for exponential service
-  for (Eigen::Index k = 0; k < K && approximate; ++k) half_c2[k] = 0.5 * (st.scv[k] - 1.0);
+  Eigen::VectorXd half_c2(K);                    // (scv - 1) / 2: 0 for exponential service
+  for (Eigen::Index k = 0; k < K; ++k) half_c2[k] = 0.5 * (st.scv[k] - 1.0);
   for (long n = 1; n <= population; ++n) {
     // R_k = D_k (1 + Q_k - U_k + U_k (1 + c2_k) / 2) = D_k (1 + Q_k + U_k (c2_k - 1) / 2)
     // R_k is summed here and recomputed below rather than stored: one pass
     // over K fewer per population (the same products, so the same bits).
-    const auto d = demand.array();
-    const auto r = d * (1.0 + q.array() + u.array() * half_c2.array());
-    const auto r_exp = d * (1.0 + q.array());
-    const double cycle = approximate ? r.sum() : r_exp.sum();
-    const double total = think_time + cycle;
-    // two finite halves may sum past a double while their X is a (subnormal) double: scale first
-    const double scale = std::fmax(think_time, cycle);
-    double x = std::isfinite(total) ? static_cast<double>(n) / total
-                                    : (static_cast<double>(n) / scale) / (think_time / scale + cycle / scale);
-    // The residual-life approximation (scv != 1) can overshoot the
-    // bottleneck bound near saturation; clamp to X <= 1 / D_max
-    // (Denning & Buzen, Computing Surveys 10(3), 1978). Exact runs never hit it.
-    const bool clamped = approximate && dmax > 0.0 && x * dmax > 1.0;
+    const auto r = demand.array() * (1.0 + q.array() + u.array() * half_c2.array());
+    const double cycle = r.sum();
+    double x = throughput_at(n, think_time, cycle);
+    // The residual-life approximation can overshoot the bottleneck bound
+    // near saturation; clamp to X <= 1 / D_max (Denning & Buzen, Computing
+    // Surveys 10(3), 1978).
+    const bool clamped = dmax > 0.0 && x * dmax > 1.0;
     if (clamped) x = 1.0 / dmax;
-    if (!std::isfinite(cycle))
-      throw NumericalError("mva: the cycle time overflows a double at population " + std::to_string(n) +
-                           " (demands x population too large)");
-    if (!std::isfinite(x))
-      throw NumericalError("mva: the throughput overflows a double at population " + std::to_string(n) +
-                           " (think_time + demands too short)");
-    if (approximate) {
-      q = (x * r).matrix();
-      if (clamped) {
-        // The clamped X no longer closes the cycle: X (Z + sum_k R_k) < n, so
-        // Q_k = X R_k would lose customers (n = 2, D = 1, Z = 0, scv = 0 gave
-        // sum Q = 1.5). Little's law over the network fixes the cycle time at
-        // n / X - Z; it is shared among the stations in proportion to their
-        // residual-life R_k (all scaled up by the same factor >= 1), so
-        // sum_k Q_k + X Z = n and Q_k = X R_k hold at every population.
-        const double queued = static_cast<double>(n) - x * think_time;
-        q *= queued / q.sum();
-      }
-      u = x * demand;  // read by the residual-life term only
-    } else {
-      q = (x * r_exp).matrix();
+    if (!std::isfinite(cycle)) overflow("cycle time", n, "demands x population too large");
+    if (!std::isfinite(x)) overflow("throughput", n, "think_time + demands too short");
+    q = (x * r).matrix();
+    if (clamped) {
+      // The clamped X no longer closes the cycle: X (Z + sum_k R_k) < n, so
+      // Q_k = X R_k would lose customers (n = 2, D = 1, Z = 0, scv = 0 gave
+      // sum Q = 1.5). Little's law over the network fixes the cycle time at
+      // n / X - Z; it is shared among the stations in proportion to their
+      // residual-life R_k (all scaled up by the same factor >= 1), so
+      // sum_k Q_k + X Z = n and Q_k = X R_k hold at every population.
+      const double queued = static_cast<double>(n) - x * think_time;
+      q *= queued / q.sum();
     }
+    u = x * demand;  // read by the residual-life term only
     row(n, x, q);
+  }
+}
+
+// The exact recursion (every scv 1) in one pass over the stations per
+// population: the pass that computes Q_k(n) = X(n) R_k(n) also computes
+// R_k(n+1) = D_k (1 + Q_k(n)) and sums it, and writes Q_k(n) to its row of
+// `table` (N x k, row-major; null: not kept) and X(n) to throughput[n-1]
+// (null: not kept). `demand` and `q` hold kp = k rounded up to 8 entries, the
+// padding of zero demand (its R = 0 adds +0.0 to the sums); q is zero on
+// entry and Q(N) on return; x_last gets X(N-1) (0 for N = 1) and X(N).
+//
+// The sum of R_k runs over 8 logical lanes (station k in lane k mod 8) and,
+// from 32 stations on, 4 partial sums (8-station block b in sum b mod 4),
+// then ((a0 + a1) + (a2 + a3)) lane by lane and ((l0 + l4) + (l2 + l6)) +
+// ((l1 + l5) + (l3 + l7)) across. V is the machine's vector (8 lanes in one
+// AVX-512 register, 4 in AVX2, 2 in SSE2), each block of 8 lanes taken as 8 / W
+// of them: the additions, and so the bits, are the same on every instruction
+// set (mva.cpp is built with -ffp-contract=off: no fused multiply-add either).
+// 8-lane GCC vectors on AVX2 or SSE2 spilled their registers: 2-3x slower than
+// the old Eigen loop there, hence one V per instruction set.
+constexpr std::size_t kLanes = 8;
+
+template <class V>
+__attribute__((always_inline)) inline void exact_lanes(const double* demand, double* q, std::size_t k, std::size_t kp,
+                                                       double think_time, long population, double* throughput,
+                                                       double* table, double* x_last) {
+  constexpr std::size_t W = sizeof(V) / sizeof(double), S = kLanes / W;
+  const V zero = V{} * 0.0;
+  V a[4][S];  // partial sums of R_k: [block mod 4][lanes s W .. s W + W - 1]
+  for (auto& row : a)
+    for (auto& v : row) v = zero;
+  for (std::size_t j = 0; j < kp; j += kLanes)  // R_k(1) = D_k (1 + 0)
+    for (std::size_t s = 0; s < S; ++s) {
+      V d, p;
+      std::memcpy(&d, demand + j + s * W, sizeof d);
+      std::memcpy(&p, q + j + s * W, sizeof p);
+      a[0][s] += d * (1.0 + p);
+    }
+  const bool four = k >= 4 * kLanes;  // below 32 stations, a[0] alone: two adds fewer on the chain
+  double x_before = 0.0, x = 0.0;
+  for (long n = 1; n <= population; ++n) {
+    double l[kLanes];
+    for (std::size_t s = 0; s < S; ++s) {
+      const V t = four ? (a[0][s] + a[1][s]) + (a[2][s] + a[3][s]) : a[0][s];
+      std::memcpy(l + s * W, &t, sizeof t);
+    }
+    const double cycle = ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+    x_before = x;
+    x = throughput_at(n, think_time, cycle);
+    if (!std::isfinite(cycle)) overflow("cycle time", n, "demands x population too large");
+    if (!std::isfinite(x)) overflow("throughput", n, "think_time + demands too short");
+    if (throughput != nullptr) throughput[n - 1] = x;
+    double* row = table != nullptr ? table + static_cast<std::size_t>(n - 1) * k : nullptr;
+    std::size_t j = 0;
+    // Q_k(n) = X(n) D_k (1 + Q_k(n-1)): the products of R_k(n), recomputed
+    for (; j + 4 * kLanes <= k; j += 4 * kLanes)
+      for (std::size_t b = 0; b < 4; ++b)
+        for (std::size_t s = 0; s < S; ++s) {
+          const std::size_t i = j + b * kLanes + s * W;
+          V d, v;
+          std::memcpy(&d, demand + i, sizeof d);
+          std::memcpy(&v, q + i, sizeof v);
+          v = x * (d * (1.0 + v));
+          std::memcpy(q + i, &v, sizeof v);
+          if (row != nullptr) std::memcpy(row + i, &v, sizeof v);
+          const V r = d * (1.0 + v);
+          a[b][s] = j == 0 ? r : a[b][s] + r;  // not 0 + R on the chain (the same bits)
+        }
+    for (; j < kp; j += kLanes)
+      for (std::size_t s = 0; s < S; ++s) {
+        const std::size_t i = j + s * W;
+        V d, v;
+        std::memcpy(&d, demand + i, sizeof d);
+        std::memcpy(&v, q + i, sizeof v);
+        v = x * (d * (1.0 + v));
+        std::memcpy(q + i, &v, sizeof v);
+        if (row != nullptr && i + W <= k) {
+          std::memcpy(row + i, &v, sizeof v);
+        } else if (row != nullptr) {  // the last stations, short of W (a loop: a memcpy of k - i was a call)
+          for (std::size_t m = i; m < k; ++m) row[m] = v[m - i];
+        }
+        const V r = d * (1.0 + v);
+        a[0][s] = j == 0 ? r : a[0][s] + r;
+      }
+  }
+  x_last[0] = x_before;
+  x_last[1] = x;
+}
+
+typedef double V8 __attribute__((vector_size(64)));
+typedef double V4 __attribute__((vector_size(32)));
+typedef double V2 __attribute__((vector_size(16)));
+
+__attribute__((target("avx512f"))) void exact_avx512(const double* demand, double* q, std::size_t k, std::size_t kp,
+                                                     double think_time, long population, double* throughput,
+                                                     double* table, double* x_last) {
+  exact_lanes<V8>(demand, q, k, kp, think_time, population, throughput, table, x_last);
+}
+
+__attribute__((target("avx2"))) void exact_avx2(const double* demand, double* q, std::size_t k, std::size_t kp,
+                                                double think_time, long population, double* throughput,
+                                                double* table, double* x_last) {
+  exact_lanes<V4>(demand, q, k, kp, think_time, population, throughput, table, x_last);
+}
+
+void exact_sse2(const double* demand, double* q, std::size_t k, std::size_t kp, double think_time, long population,
+                double* throughput, double* table, double* x_last) {
+  exact_lanes<V2>(demand, q, k, kp, think_time, population, throughput, table, x_last);
+}
+
+// A few stations: scalar, summed in station order from the first term (a sum
+// from 0.0 or over 8 padded lanes added 4 to 10 ns to the 8.5 ns a population
+// took at K = 1: the chain X -> Q -> R -> sum -> X is all there is).
+void exact_scalar(const double* demand, double* q, std::size_t k, double think_time, long population,
+                  double* throughput, double* table, double* x_last) {
+  double x_before = 0.0, x = 0.0;
+  double cycle = demand[0] * (1.0 + q[0]);
+  for (std::size_t i = 1; i < k; ++i) cycle += demand[i] * (1.0 + q[i]);
+  for (long n = 1; n <= population; ++n) {
+    x_before = x;
+    x = throughput_at(n, think_time, cycle);
+    if (!std::isfinite(cycle)) overflow("cycle time", n, "demands x population too large");
+    if (!std::isfinite(x)) overflow("throughput", n, "think_time + demands too short");
+    if (throughput != nullptr) throughput[n - 1] = x;
+    double* row = table != nullptr ? table + static_cast<std::size_t>(n - 1) * k : nullptr;
+    for (std::size_t i = 0; i < k; ++i) {
+      q[i] = x * (demand[i] * (1.0 + q[i]));
+      if (row != nullptr) row[i] = q[i];
+      const double r = demand[i] * (1.0 + q[i]);
+      cycle = i == 0 ? r : cycle + r;
+    }
+  }
+  x_last[0] = x_before;
+  x_last[1] = x;
+}
+
+void exact_recursion(const double* demand, double* q, std::size_t k, std::size_t kp, double think_time,
+                     long population, double* throughput, double* table, double* x_last) {
+  // Every path gives the same bits; the fastest per K on a Xeon (Sapphire
+  // Rapids class, ns per population): below 32 stations SSE2 (AVX-512's lane
+  // extracts lengthen the X -> sum -> X chain: 17 ns against 15 at K = 16), up
+  // to 128 AVX2 (19.5 at K = 64, against 24 and 27.5), then AVX-512 (81 at
+  // K = 512, against 110 and 204; the Eigen loop before took 186).
+  static const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+  if (k <= 4) {
+    exact_scalar(demand, q, k, think_time, population, throughput, table, x_last);
+  } else if (k >= 128 && avx512) {
+    exact_avx512(demand, q, k, kp, think_time, population, throughput, table, x_last);
+  } else if (k >= 32 && avx2) {
+    exact_avx2(demand, q, k, kp, think_time, population, throughput, table, x_last);
+  } else {
+    exact_sse2(demand, q, k, kp, think_time, population, throughput, table, x_last);
+  }
+}
+
+// Either recursion for one network: X(n) into throughput[n-1] and Q_k(n)
+// into row n-1 of table (N x K) where those are not null; Q(N) and X(N-1)
+// into top where that is not null.
+void solve(const Stations& st, double think_time, long population, double* throughput, double* table, MvaTop* top) {
+  const Prepared p = prepare(st, think_time, population);
+  if (p.approximate) {
+    recurse(st, p, think_time, population, [&](long n, double x, const Eigen::VectorXd& q) {
+      if (throughput != nullptr) throughput[n - 1] = x;
+      if (table != nullptr) Eigen::Map<Eigen::VectorXd>(table + static_cast<std::size_t>(n - 1) * st.k, q.size()) = q;
+      if (top != nullptr && n == population) {
+        top->throughput = x;
+        top->queue_length = q;
+      } else if (top != nullptr && n == population - 1) {
+        top->throughput_before = x;
+      }
+    });
+    return;
+  }
+  const std::size_t kp = (st.k + kLanes - 1) / kLanes * kLanes;
+  std::vector<double> demand(kp, 0.0), q(kp, 0.0);
+  std::copy(p.demand.data(), p.demand.data() + p.demand.size(), demand.begin());
+  double x_last[2];
+  exact_recursion(demand.data(), q.data(), st.k, kp, think_time, population, throughput, table, x_last);
+  if (top != nullptr) {
+    top->throughput_before = x_last[0];
+    top->throughput = x_last[1];
+    top->queue_length = Eigen::Map<const Eigen::VectorXd>(q.data(), static_cast<Eigen::Index>(st.k));
   }
 }
 
@@ -106,38 +302,29 @@ Stations view(const std::vector<double>& service_times, const std::vector<double
   return Stations{service_times.data(), visits.data(), scv.empty() ? nullptr : scv.data(), service_times.size()};
 }
 
-}  // namespace
-
-MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
-              long population, const std::vector<double>& scv) {
-  MvaResult res;
-  if (population >= 1) {
-    res.throughput.resize(population);
-    res.queue_length.resize(population, static_cast<Eigen::Index>(service_times.size()));
-  }
-  recurse(view(service_times, visits, scv), think_time, population, [&](long n, double x, const Eigen::VectorXd& q) {
-    res.throughput[n - 1] = x;
-    res.queue_length.row(n - 1) = q.transpose();
-  });
-  return res;
-}
-
-namespace {
-
 MvaTop top_of(const Stations& st, double think_time, long population) {
   MvaTop top;
-  recurse(st, think_time, population, [&](long n, double x, const Eigen::VectorXd& q) {
-    if (n == population) {
-      top.throughput = x;
-      top.queue_length = q;
-    } else if (n == population - 1) {
-      top.throughput_before = x;
-    }
-  });
+  solve(st, think_time, population, nullptr, nullptr, &top);
   return top;
 }
 
 }  // namespace
+
+void mva_into(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
+              long population, const std::vector<double>& scv, double* throughput, double* queue_length) {
+  solve(view(service_times, visits, scv), think_time, population, throughput, queue_length, nullptr);
+}
+
+MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
+              long population, const std::vector<double>& scv) {
+  MvaResult res;
+  const Stations st = view(service_times, visits, scv);
+  prepare(st, think_time, population);  // before sizing the table by population
+  res.throughput.resize(population);
+  res.queue_length.resize(population, static_cast<Eigen::Index>(service_times.size()));
+  solve(st, think_time, population, res.throughput.data(), res.queue_length.data(), nullptr);
+  return res;
+}
 
 MvaTop mva_top(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
                long population, const std::vector<double>& scv) {
