@@ -4,9 +4,10 @@ Prints wall time per solve (best of several repeats) for N up to 10,000 and K
 up to 64, and the ratio NumPy / mmcost, then that ratio over several
 independent repeats, each timing both sides interleaved, for N=10,000 x K=64
 and for the two large tables N=100,000 x K=64 and N=10,000 x K=512 (51 and 41
-MB): once with fresh output arrays on both sides (each solve page-faults its
-table in) and once with output arrays reused from the previous solve on both
-sides (``out=`` for the core). Also times the public API (mmcost.queueing.mva,
+MB): with fresh output arrays on both sides (each solve page-faults its table
+in), with output arrays reused from the previous solve on both sides (``out=``
+for the core), and with no table on either side (X(N) and Q(N) only,
+``mva_top`` for the core). Also times the public API (mmcost.queueing.mva,
 which adds argument checks and builds a DataFrame) so the cost of the Python
 layer is visible.
 
@@ -34,6 +35,16 @@ def mva_numpy(demands: np.ndarray, think_time: float, population: int, out=None)
         q = x[n - 1] * r
         qlen[n - 1] = q
     return x, qlen
+
+
+def mva_numpy_top(demands: np.ndarray, think_time: float, population: int):
+    """The same recursion keeping X(N) and Q(N) only (no table), as mva_top does."""
+    q = np.zeros(demands.size)
+    for n in range(1, population + 1):
+        r = demands * (1.0 + q)
+        x = n / (think_time + r.sum())
+        q = x * r
+    return x, q
 
 
 def best_time(fn, repeat: int) -> float:
@@ -76,7 +87,10 @@ def main() -> None:
                   lambda: _core.queueing.mva(d.tolist(), ones, 5.0, n, out=mine))
         reused[0](), reused[1]()
         assert np.allclose(mine[1], theirs[1], rtol=1e-10)
-        for label, (numpy_fn, core_fn) in (("fresh output", fresh), ("reused output", reused)):
+        # no table at all: X(N) and Q(N) only, on both sides (the floor of the recursion itself)
+        top = (lambda: mva_numpy_top(d, 5.0, n), lambda: _core.queueing.mva_top(d.tolist(), ones, 5.0, n))
+        assert np.allclose(top[1]().queue_length, top[0]()[1], rtol=1e-10)
+        for label, (numpy_fn, core_fn) in (("fresh output", fresh), ("reused output", reused), ("no table", top)):
             ratios = interleaved_ratios(numpy_fn, core_fn, args.repeat)
             print(f"N={n} K={k} {label:>13} over {args.repeat} repeats: NumPy/core {min(ratios):.1f}x .. "
                   f"{max(ratios):.1f}x (target >= 50x)")
@@ -93,6 +107,7 @@ def interleaved_ratios(numpy_fn, core_fn, repeat: int) -> list[float]:
             t_core = min(t_core, timeit.timeit(core_fn, number=number) / number)
         ratios.append(t_numpy / t_core)
     return ratios
+
 
 if __name__ == "__main__":
     main()
