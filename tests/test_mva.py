@@ -158,6 +158,31 @@ def test_core_writes_into_the_callers_arrays(k):
     np.testing.assert_allclose(fresh_q, q_ref, rtol=1e-9)
 
 
+def test_public_table_matches_convolution_across_the_cores_ring():
+    # The core builds the frame 655 populations at a time at K = 200 (a ring of
+    # 1 MB): N = 700 crosses it. Every column against Buzen's convolution
+    # algorithm: Q_k(n) = sum_j D_k^j G(n - j) / G(n), X(n) = G(n - 1) / G(n).
+    rng = np.random.default_rng(655)
+    k, n, z = 200, 700, 1.0
+    service, visits = rng.uniform(0.2, 0.45, k), rng.uniform(1.0, 2.0, k)  # G(n) within a double
+    d = service * visits
+    g = np.cumprod(np.r_[1.0, np.full(n, z) / np.arange(1, n + 1)])  # Z^m / m!
+    for dk in d:
+        for m in range(1, n + 1):
+            g[m] += dk * g[m - 1]
+    powers = d[:, None] ** np.arange(1, n + 1)  # D_k^j, j = 1..n
+    q = np.array([powers[:, :m] @ g[m - 1 :: -1] / g[m] for m in range(1, n + 1)])
+    x = g[:-1] / g[1:]
+    df = queueing.mva(service, z, n, visits=visits)
+    np.testing.assert_allclose(df["throughput"], x, rtol=1e-9)
+    cols = lambda c: df[[f"{c}_{i}" for i in range(k)]].to_numpy()  # noqa: E731
+    np.testing.assert_allclose(cols("queue_length"), q, rtol=1e-9)
+    np.testing.assert_allclose(cols("residence_time"), q / x[:, None], rtol=1e-9)
+    np.testing.assert_allclose(cols("utilization"), x[:, None] * d, rtol=1e-9)
+    np.testing.assert_allclose(cols("throughput"), x[:, None] * visits, rtol=1e-9)
+    np.testing.assert_allclose(df["response_time"], (q / x[:, None]).sum(axis=1), rtol=1e-9)
+
+
 @pytest.mark.parametrize(
     "out,why",
     [

@@ -74,6 +74,23 @@ void bind_queueing(py::module_& m) {
       "Exact single-class MVA (Reiser & Lavenberg 1980): (throughput X(n), queue_length Q_k(n)) as NumPy arrays, "
       "rows are populations 1..N. out: a (throughput, queue_length) pair of C-contiguous float64 arrays of shapes "
       "(N,) and (N, K) to write into instead (a table reused from an earlier call has no page faults to take).");
+  m.def(
+      "mva_frame",
+      [](const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
+         long population, const std::vector<double>& scv) {
+        if (population < 1) throw mmcost::InvalidArgument("population must be >= 1");
+        const auto k = static_cast<py::ssize_t>(service_times.size());
+        py::array_t<double> frame({2 + 4 * k, static_cast<py::ssize_t>(population)});
+        double* f = frame.mutable_data();
+        {
+          py::gil_scoped_release release;
+          q::mva_frame(service_times, visits, think_time, population, scv, f);
+        }
+        return frame;
+      },
+      "service_times"_a, "visits"_a, "think_time"_a, "population"_a, "scv"_a = std::vector<double>{},
+      "The table of mmcost.queueing.mva as one (2 + 4 K) x N array, a row per column: X(n), R(n), then per "
+      "station U_k, Q_k, R_k, X_k (pandas' block layout: the frame is built on it without a copy).");
   py::class_<q::MvaTop>(m, "MvaTop")
       .def_readonly("throughput", &q::MvaTop::throughput)
       .def_readonly("throughput_before", &q::MvaTop::throughput_before)

@@ -93,22 +93,13 @@ def mva(demands, think_time, population, visits=None, stations=None, scv=None) -
     c2 = [] if scv is None else v.float_array("scv", scv)
     if scv is not None:
         v.same_length("demands", s, "scv", c2)
-    # the core keeps X(n) and Q_k(n); U_k = X D_k and R_k = Q_k / X (Little) follow
-    x, qlen = _core.queueing.mva(s.tolist(), vis.tolist(), z, n, list(c2))
-    residence = qlen / x[:, None]
+    # The core writes the whole table as one float64 block in pandas' own
+    # layout (a row per column: X, R, then U_k, Q_k, R_k = Q_k / X, X_k per
+    # station), 64 populations at a time; the frame takes it without a copy.
+    # A dict of 4 K + 2 columns made pandas stack them column by column, and
+    # the N x K table the core kept cost 12,500 page faults at N = 10^5, K = 64.
+    block = _core.queueing.mva_frame(s.tolist(), vis.tolist(), z, n, list(c2))
     index = pd.RangeIndex(1, n + 1, name="population")
-    # One float64 block in pandas' own layout (a row per column), each part
-    # written once and handed over without a copy: a dict of 4 K + 2 columns
-    # made pandas stack them column by column, 80% of the call at N = 10^5, K = 64.
-    k = s.size
-    block = np.empty((2 + 4 * k, n))
-    block[0] = x
-    np.sum(residence, axis=1, out=block[1])
-    per_station = block[2:].reshape(k, 4, n)
-    np.multiply.outer(s * vis, x, out=per_station[:, 0])
-    per_station[:, 1] = qlen.T
-    per_station[:, 2] = residence.T
-    np.multiply.outer(vis, x, out=per_station[:, 3])
     columns = ["throughput", "response_time"] + [
         f"{c}_{name}" for name in names for c in ("utilization", "queue_length", "residence_time", "throughput")
     ]

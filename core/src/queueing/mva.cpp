@@ -113,13 +113,30 @@ void recurse(const Stations& st, const Prepared& p, double think_time, long popu
   }
 }
 
+// Where the rows Q(n) go: population n to row (n - 1) mod `rows` of `table`
+// (null: not kept), `full` called each time the ring of rows is full and at
+// the end (first population, count); `rows` = N and no `full`: the N x K table.
+struct Rows {
+  double* table = nullptr;
+  std::size_t rows = 1;
+  void (*full)(void* ctx, long first, long count) = nullptr;
+  void* ctx = nullptr;
+
+  double* at(long n, std::size_t k) const {
+    return table == nullptr ? nullptr : table + static_cast<std::size_t>(n - 1) % rows * k;
+  }
+  void done(long n, long population) const {
+    const long count = static_cast<long>(static_cast<std::size_t>(n - 1) % rows) + 1;
+    if (full != nullptr && (count == static_cast<long>(rows) || n == population)) full(ctx, n - count + 1, count);
+  }
+};
+
 // The exact recursion (every scv 1) in one pass over the stations per
 // population: the pass that computes Q_k(n) = X(n) R_k(n) also computes
-// R_k(n+1) = D_k (1 + Q_k(n)) and sums it, and writes Q_k(n) to its row of
-// `table` (N x k, row-major; null: not kept) and X(n) to throughput[n-1]
-// (null: not kept). `demand` and `q` hold kp = k rounded up to 8 entries, the
+// R_k(n+1) = D_k (1 + Q_k(n)) and sums it, and writes Q_k(n) to its row in
+// `out` and X(n) to throughput[n-1] (null: not kept). `demand` and `q` hold kp = k rounded up to 8 entries, the
 // padding of zero demand (its R = 0 adds +0.0 to the sums); q is zero on
-// entry and, without a table, Q(N) on return; x_last gets X(N-1) (0 for
+// entry and, without rows kept, Q(N) on return; x_last gets X(N-1) (0 for
 // N = 1) and X(N).
 //
 // The sum of R_k runs over 8 logical lanes (station k in lane k mod 8) and,
@@ -136,7 +153,7 @@ constexpr std::size_t kLanes = 8;
 template <class V>
 __attribute__((always_inline)) inline void exact_lanes(const double* demand, double* q, std::size_t k, std::size_t kp,
                                                        double think_time, long population, double* throughput,
-                                                       double* table, double* x_last) {
+                                                       const Rows& out, double* x_last) {
   constexpr std::size_t W = sizeof(V) / sizeof(double), S = kLanes / W;
   const V zero = V{} * 0.0;
   V a[4][S];  // partial sums of R_k: [block mod 4][lanes s W .. s W + W - 1]
@@ -151,6 +168,7 @@ __attribute__((always_inline)) inline void exact_lanes(const double* demand, dou
     }
   const bool four = k >= 4 * kLanes;  // below 32 stations, a[0] alone: two adds fewer on the chain
   double x_before = 0.0, x = 0.0;
+  const double* prev = nullptr;  // the row of Q(n-1)
   for (long n = 1; n <= population; ++n) {
     double l[kLanes];
     for (std::size_t s = 0; s < S; ++s) {
@@ -163,14 +181,14 @@ __attribute__((always_inline)) inline void exact_lanes(const double* demand, dou
     if (!std::isfinite(cycle)) overflow("cycle time", n, "demands x population too large");
     if (!std::isfinite(x)) overflow("throughput", n, "think_time + demands too short");
     if (throughput != nullptr) throughput[n - 1] = x;
-    double* row = table != nullptr ? table + static_cast<std::size_t>(n - 1) * k : nullptr;
+    double* const row = out.at(n, k);
     std::size_t j = 0;
     // Q_k(n) = X(n) D_k (1 + Q_k(n-1)): the products of R_k(n), recomputed.
     // Blocks of 32 read Q(n-1) from the table's previous row and write Q(n)
     // to the table alone (one store, not two: K = 512 with a reused table
     // went from 3.6 to 2.0 ms); q keeps the rest, and all of Q(N) without a table.
     double* const into = row != nullptr ? row : q;
-    const double* const from = row != nullptr && n > 1 ? row - k : q;
+    const double* const from = row != nullptr && prev != nullptr ? prev : q;
     for (; j + 4 * kLanes <= k; j += 4 * kLanes)
       for (std::size_t b = 0; b < 4; ++b)
         for (std::size_t s = 0; s < S; ++s) {
@@ -199,6 +217,8 @@ __attribute__((always_inline)) inline void exact_lanes(const double* demand, dou
         const V r = d * (1.0 + v);
         a[0][s] = j == 0 ? r : a[0][s] + r;
       }
+    prev = row;
+    out.done(n, population);
   }
   x_last[0] = x_before;
   x_last[1] = x;
@@ -210,26 +230,26 @@ typedef double V2 __attribute__((vector_size(16)));
 
 __attribute__((target("avx512f"))) void exact_avx512(const double* demand, double* q, std::size_t k, std::size_t kp,
                                                      double think_time, long population, double* throughput,
-                                                     double* table, double* x_last) {
-  exact_lanes<V8>(demand, q, k, kp, think_time, population, throughput, table, x_last);
+                                                     const Rows& out, double* x_last) {
+  exact_lanes<V8>(demand, q, k, kp, think_time, population, throughput, out, x_last);
 }
 
 __attribute__((target("avx2"))) void exact_avx2(const double* demand, double* q, std::size_t k, std::size_t kp,
                                                 double think_time, long population, double* throughput,
-                                                double* table, double* x_last) {
-  exact_lanes<V4>(demand, q, k, kp, think_time, population, throughput, table, x_last);
+                                                const Rows& out, double* x_last) {
+  exact_lanes<V4>(demand, q, k, kp, think_time, population, throughput, out, x_last);
 }
 
 void exact_sse2(const double* demand, double* q, std::size_t k, std::size_t kp, double think_time, long population,
-                double* throughput, double* table, double* x_last) {
-  exact_lanes<V2>(demand, q, k, kp, think_time, population, throughput, table, x_last);
+                double* throughput, const Rows& out, double* x_last) {
+  exact_lanes<V2>(demand, q, k, kp, think_time, population, throughput, out, x_last);
 }
 
 // A few stations: scalar, summed in station order from the first term (a sum
 // from 0.0 or over 8 padded lanes added 4 to 10 ns to the 8.5 ns a population
 // took at K = 1: the chain X -> Q -> R -> sum -> X is all there is).
 void exact_scalar(const double* demand, double* q, std::size_t k, double think_time, long population,
-                  double* throughput, double* table, double* x_last) {
+                  double* throughput, const Rows& out, double* x_last) {
   double x_before = 0.0, x = 0.0;
   double cycle = demand[0] * (1.0 + q[0]);
   for (std::size_t i = 1; i < k; ++i) cycle += demand[i] * (1.0 + q[i]);
@@ -239,20 +259,21 @@ void exact_scalar(const double* demand, double* q, std::size_t k, double think_t
     if (!std::isfinite(cycle)) overflow("cycle time", n, "demands x population too large");
     if (!std::isfinite(x)) overflow("throughput", n, "think_time + demands too short");
     if (throughput != nullptr) throughput[n - 1] = x;
-    double* row = table != nullptr ? table + static_cast<std::size_t>(n - 1) * k : nullptr;
+    double* const row = out.at(n, k);
     for (std::size_t i = 0; i < k; ++i) {
       q[i] = x * (demand[i] * (1.0 + q[i]));
       if (row != nullptr) row[i] = q[i];
       const double r = demand[i] * (1.0 + q[i]);
       cycle = i == 0 ? r : cycle + r;
     }
+    out.done(n, population);
   }
   x_last[0] = x_before;
   x_last[1] = x;
 }
 
 void exact_recursion(const double* demand, double* q, std::size_t k, std::size_t kp, double think_time,
-                     long population, double* throughput, double* table, double* x_last) {
+                     long population, double* throughput, const Rows& out, double* x_last) {
   // Every path gives the same bits; the fastest per K on a Xeon (Sapphire
   // Rapids class, ns per population): below 32 stations SSE2 (AVX-512's lane
   // extracts lengthen the X -> sum -> X chain: 17 ns against 15 at K = 16), up
@@ -260,25 +281,27 @@ void exact_recursion(const double* demand, double* q, std::size_t k, std::size_t
   // K = 512, against 110 and 204; the Eigen loop before took 186).
   static const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
   if (k <= 4) {
-    exact_scalar(demand, q, k, think_time, population, throughput, table, x_last);
+    exact_scalar(demand, q, k, think_time, population, throughput, out, x_last);
   } else if (k >= 128 && avx512) {
-    exact_avx512(demand, q, k, kp, think_time, population, throughput, table, x_last);
+    exact_avx512(demand, q, k, kp, think_time, population, throughput, out, x_last);
   } else if (k >= 32 && avx2) {
-    exact_avx2(demand, q, k, kp, think_time, population, throughput, table, x_last);
+    exact_avx2(demand, q, k, kp, think_time, population, throughput, out, x_last);
   } else {
-    exact_sse2(demand, q, k, kp, think_time, population, throughput, table, x_last);
+    exact_sse2(demand, q, k, kp, think_time, population, throughput, out, x_last);
   }
 }
 
-// Either recursion for one network: X(n) into throughput[n-1] and Q_k(n)
-// into row n-1 of table (N x K) where those are not null; Q(N) and X(N-1)
-// into top where that is not null.
-void solve(const Stations& st, double think_time, long population, double* throughput, double* table, MvaTop* top) {
+// Either recursion for one network: X(n) into throughput[n-1] where that is
+// not null, Q_k(n) into `out`; Q(N) and X(N-1) into top where that is not null.
+void solve(const Stations& st, double think_time, long population, double* throughput, const Rows& out, MvaTop* top) {
   const Prepared p = prepare(st, think_time, population);
   if (p.approximate) {
     recurse(st, p, think_time, population, [&](long n, double x, const Eigen::VectorXd& q) {
       if (throughput != nullptr) throughput[n - 1] = x;
-      if (table != nullptr) Eigen::Map<Eigen::VectorXd>(table + static_cast<std::size_t>(n - 1) * st.k, q.size()) = q;
+      if (out.table != nullptr) {
+        Eigen::Map<Eigen::VectorXd>(out.at(n, st.k), q.size()) = q;
+        out.done(n, population);
+      }
       if (top != nullptr && n == population) {
         top->throughput = x;
         top->queue_length = q;
@@ -292,13 +315,52 @@ void solve(const Stations& st, double think_time, long population, double* throu
   std::vector<double> demand(kp, 0.0), q(kp, 0.0);
   std::copy(p.demand.data(), p.demand.data() + p.demand.size(), demand.begin());
   double x_last[2];
-  exact_recursion(demand.data(), q.data(), st.k, kp, think_time, population, throughput, table, x_last);
+  exact_recursion(demand.data(), q.data(), st.k, kp, think_time, population, throughput, out, x_last);
   if (top != nullptr) {
     top->throughput_before = x_last[0];
     top->throughput = x_last[1];
     top->queue_length = Eigen::Map<const Eigen::VectorXd>(q.data(), static_cast<Eigen::Index>(st.k));
   }
 }
+
+// The rows of mva_frame, from a ring of Q rows: transposed in tiles of 8 x 8
+// into station-major scratch, so that every row of the frame is then written
+// by a contiguous, vectorised loop (gathers of Q at stride K, and a
+// division each, took 82 ms at N = 10^4 x K = 512, 51 ms now; a 256 KB ring 76).
+struct FrameWriter {
+  double* frame;
+  std::size_t n_cols, k;
+  const double* demand;
+  const double* visits;
+  const double* ring;  // populations x K
+  double* scratch;     // K x populations
+
+  static void full(void* self, long first, long count) {
+    const auto& w = *static_cast<const FrameWriter*>(self);
+    const std::size_t n0 = static_cast<std::size_t>(first - 1), c = static_cast<std::size_t>(count), k = w.k;
+    for (std::size_t i0 = 0; i0 < c; i0 += 8)
+      for (std::size_t s0 = 0; s0 < k; s0 += 8)
+        for (std::size_t i = i0; i < std::min(i0 + 8, c); ++i)
+          for (std::size_t s = s0; s < std::min(s0 + 8, k); ++s) w.scratch[s * c + i] = w.ring[i * k + s];
+    const double* x = w.frame + n0;  // row 0: X(n), written by the recursion
+    double* response = w.frame + w.n_cols + n0;
+    for (std::size_t s = 0; s < k; ++s) {
+      const double* qk = w.scratch + s * c;
+      double* u = w.frame + (2 + 4 * s) * w.n_cols + n0;
+      double* ql = u + w.n_cols;
+      double* res = ql + w.n_cols;
+      double* xs = res + w.n_cols;
+      const double d = w.demand[s], v = w.visits[s];
+      for (std::size_t i = 0; i < c; ++i) {
+        u[i] = x[i] * d;
+        ql[i] = qk[i];
+        res[i] = qk[i] / x[i];
+        xs[i] = x[i] * v;
+        response[i] = s == 0 ? res[i] : response[i] + res[i];  // R(n) = sum_k R_k(n), in station order
+      }
+    }
+  }
+};
 
 Stations view(const std::vector<double>& service_times, const std::vector<double>& visits,
              const std::vector<double>& scv) {
@@ -309,7 +371,7 @@ Stations view(const std::vector<double>& service_times, const std::vector<double
 
 MvaTop top_of(const Stations& st, double think_time, long population) {
   MvaTop top;
-  solve(st, think_time, population, nullptr, nullptr, &top);
+  solve(st, think_time, population, nullptr, Rows{}, &top);
   return top;
 }
 
@@ -317,7 +379,28 @@ MvaTop top_of(const Stations& st, double think_time, long population) {
 
 void mva_into(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
               long population, const std::vector<double>& scv, double* throughput, double* queue_length) {
-  solve(view(service_times, visits, scv), think_time, population, throughput, queue_length, nullptr);
+  Rows out;
+  out.table = queue_length;
+  out.rows = static_cast<std::size_t>(std::max(population, 1L));
+  solve(view(service_times, visits, scv), think_time, population, throughput, out, nullptr);
+}
+
+void mva_frame(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
+               long population, const std::vector<double>& scv, double* frame) {
+  const Stations st = view(service_times, visits, scv);
+  const Prepared p = prepare(st, think_time, population);
+  // Q for a ring of populations (1 MB of them, at least 16), then spread
+  // over the frame's rows: the N x K table is never made, nor its faults taken.
+  const std::size_t kRing = std::max<std::size_t>(16, (std::size_t{1} << 17) / st.k);
+  std::vector<double> ring(kRing * st.k), scratch(kRing * st.k);
+  FrameWriter writer{frame,       static_cast<std::size_t>(population), st.k, p.demand.data(), st.visits,
+                     ring.data(), scratch.data()};
+  Rows out;
+  out.table = ring.data();
+  out.rows = kRing;
+  out.full = &FrameWriter::full;
+  out.ctx = &writer;
+  solve(st, think_time, population, frame, out, nullptr);
 }
 
 MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
@@ -327,7 +410,7 @@ MvaResult mva(const std::vector<double>& service_times, const std::vector<double
   prepare(st, think_time, population);  // before sizing the table by population
   res.throughput.resize(population);
   res.queue_length.resize(population, static_cast<Eigen::Index>(service_times.size()));
-  solve(st, think_time, population, res.throughput.data(), res.queue_length.data(), nullptr);
+  mva_into(service_times, visits, think_time, population, scv, res.throughput.data(), res.queue_length.data());
   return res;
 }
 
