@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -391,12 +392,15 @@ void mva_frame(const std::vector<double>& service_times, const std::vector<doubl
   const Prepared p = prepare(st, think_time, population);
   // Q for a ring of populations (1 MB of them, at least 16), then spread
   // over the frame's rows: the N x K table is never made, nor its faults taken.
-  const std::size_t kRing = std::max<std::size_t>(16, (std::size_t{1} << 17) / st.k);
-  std::vector<double> ring(kRing * st.k), scratch(kRing * st.k);
-  FrameWriter writer{frame,       static_cast<std::size_t>(population), st.k, p.demand.data(), st.visits,
-                     ring.data(), scratch.data()};
+  // (No more rows than populations, and not zeroed: 2 MB cleared for N = 100
+  // added 0.6 ms to a call of 0.1.)
+  const std::size_t kRing = std::min(std::max<std::size_t>(16, (std::size_t{1} << 17) / st.k),
+                                     static_cast<std::size_t>(population));
+  const std::unique_ptr<double[]> ring(new double[kRing * st.k]), scratch(new double[kRing * st.k]);
+  FrameWriter writer{frame,      static_cast<std::size_t>(population), st.k, p.demand.data(), st.visits,
+                     ring.get(), scratch.get()};
   Rows out;
-  out.table = ring.data();
+  out.table = ring.get();
   out.rows = kRing;
   out.full = &FrameWriter::full;
   out.ctx = &writer;
