@@ -125,6 +125,89 @@ def test_core_rejects_bad_input_without_crashing():
         _core.queueing.mva([1.0, 1.0], [1.0], 1.0, 3)
 
 
+def convolution_queue_lengths(demands, think, n_max):
+    """Q_k(n) = sum_{j=1..n} D_k^j G(n-j) / G(n) (Buzen, CACM 16(9), 1973), n = 1..n_max."""
+    g = np.array([think**n / math.factorial(n) for n in range(n_max + 1)], dtype=float)
+    for d in demands:
+        for n in range(1, n_max + 1):
+            g[n] = g[n] + d * g[n - 1]
+    q = np.zeros((n_max, len(demands)))
+    for n in range(1, n_max + 1):
+        for k, d in enumerate(demands):
+            q[n - 1, k] = sum(d**j * g[n - j] for j in range(1, n + 1)) / g[n]
+    return g[:-1] / g[1:], q
+
+
+# 3, 13, 37 and 130 stations take the core's scalar, SSE2, AVX2 and AVX-512
+# paths (where the CPU has them), none a multiple of the 8 lanes
+@pytest.mark.parametrize("k", [3, 13, 37, 130])
+def test_core_writes_into_the_callers_arrays(k):
+    # A table reused from an earlier solve has its pages in place: the core
+    # writes X(n) and Q_k(n) into `out`, in place, overwriting what was there.
+    rng = np.random.default_rng([37, k])
+    d, z, n = rng.uniform(0.05, 0.5, k), 4.0, 40
+    x_ref, q_ref = convolution_queue_lengths(d, z, n)
+    out = (np.full(n, np.nan), np.full((n, k), -1.0))
+    for _ in range(2):  # the second solve writes over the first one's table
+        x, qlen = _core.queueing.mva(d.tolist(), [1.0] * k, z, n, out=out)
+        assert np.shares_memory(x, out[0]) and np.shares_memory(qlen, out[1])
+        np.testing.assert_allclose(out[0], x_ref, rtol=1e-9)
+        np.testing.assert_allclose(out[1], q_ref, rtol=1e-9)
+    fresh_x, fresh_q = _core.queueing.mva(d.tolist(), [1.0] * k, z, n)
+    assert fresh_x.shape == (n,) and fresh_q.shape == (n, k)
+    np.testing.assert_allclose(fresh_q, q_ref, rtol=1e-9)
+
+
+def test_public_table_matches_convolution_across_the_cores_ring():
+    # The core builds the frame 655 populations at a time at K = 200 (a ring of
+    # 1 MB): N = 700 crosses it. Every column against Buzen's convolution
+    # algorithm: Q_k(n) = sum_j D_k^j G(n - j) / G(n), X(n) = G(n - 1) / G(n).
+    rng = np.random.default_rng(655)
+    k, n, z = 200, 700, 1.0
+    service, visits = rng.uniform(0.2, 0.45, k), rng.uniform(1.0, 2.0, k)  # G(n) within a double
+    d = service * visits
+    g = np.cumprod(np.r_[1.0, np.full(n, z) / np.arange(1, n + 1)])  # Z^m / m!
+    for dk in d:
+        for m in range(1, n + 1):
+            g[m] += dk * g[m - 1]
+    powers = d[:, None] ** np.arange(1, n + 1)  # D_k^j, j = 1..n
+    q = np.array([powers[:, :m] @ g[m - 1 :: -1] / g[m] for m in range(1, n + 1)])
+    x = g[:-1] / g[1:]
+    df = queueing.mva(service, z, n, visits=visits)
+    np.testing.assert_allclose(df["throughput"], x, rtol=1e-9)
+    cols = lambda c: df[[f"{c}_{i}" for i in range(k)]].to_numpy()  # noqa: E731
+    np.testing.assert_allclose(cols("queue_length"), q, rtol=1e-9)
+    np.testing.assert_allclose(cols("residence_time"), q / x[:, None], rtol=1e-9)
+    np.testing.assert_allclose(cols("utilization"), x[:, None] * d, rtol=1e-9)
+    np.testing.assert_allclose(cols("throughput"), x[:, None] * visits, rtol=1e-9)
+    np.testing.assert_allclose(df["response_time"], (q / x[:, None]).sum(axis=1), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "out,why",
+    [
+        ((np.empty(5), np.empty((5, 3))), "throughput has another shape"),
+        ((np.empty(4), np.empty((4, 2))), "queue_length has another shape"),
+        ((np.empty(4), np.empty((4, 3), dtype=np.float32)), "queue_length is not a C-contiguous float64"),
+        ((np.empty(4), np.empty((3, 4)).T), "queue_length is not a C-contiguous float64"),
+        ((np.empty(4), np.empty((4, 3))), "queue_length is read-only"),
+        ((np.empty(4),), "got 1 items"),
+        (np.empty((4, 3)), "got <class 'numpy.ndarray'>"),
+    ],
+)
+def test_core_out_must_fit(out, why):
+    if why.endswith("read-only"):
+        out[1].flags.writeable = False
+    with pytest.raises(ValueError, match=f"^out must be a pair .*: {why}"):
+        _core.queueing.mva([0.1, 0.2, 0.3], [1.0] * 3, 1.0, 4, out=out)
+
+
+def test_core_out_arrays_must_not_overlap():
+    buf = np.empty(4 + 4 * 3)
+    with pytest.raises(ValueError, match="out .* share memory"):
+        _core.queueing.mva([0.1, 0.2, 0.3], [1.0] * 3, 1.0, 4, out=(buf[:4], buf[:12].reshape(4, 3)))
+
+
 def test_residual_life_single_deterministic_station_by_hand():
     # One station of deterministic service D = 1, no think time: the server
     # never idles, so X = 1/D and all n customers are at the station. The

@@ -50,6 +50,21 @@ struct MvaTop {
 MvaResult mva(const std::vector<double>& service_times, const std::vector<double>& visits,
               double think_time, long population, const std::vector<double>& scv = {});
 
+// mva into the caller's memory: X(n) into throughput[n-1] (N doubles) and
+// Q_k(n) into queue_length[(n-1) K + k] (N x K, row-major). Writing into a
+// buffer the caller keeps and passes again avoids the page faults of a fresh
+// table (12,500 of them, 70% of the time, at N = 10^5 x K = 64).
+void mva_into(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
+              long population, const std::vector<double>& scv, double* throughput, double* queue_length);
+
+// The table of mmcost.queueing.mva in pandas' block layout, (2 + 4 K) x N
+// row-major into `frame`, column n - 1 for population n: row 0 X(n), row 1
+// R(n) = sum_k R_k(n) (in station order), then per station k rows 2 + 4 k ..
+// 5 + 4 k: U_k(n) = X(n) D_k, Q_k(n), R_k(n) = Q_k(n) / X(n), X(n) V_k.
+// Written 64 populations at a time from O(64 K) memory.
+void mva_frame(const std::vector<double>& service_times, const std::vector<double>& visits, double think_time,
+               long population, const std::vector<double>& scv, double* frame);
+
 // B networks of K stations each, one per row (pad a smaller network with
 // stations of zero service: they add nothing), solved as mva_top on
 // `threads` threads (the caller's included). Errors name the item.
