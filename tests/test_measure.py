@@ -68,10 +68,11 @@ def state(root: Path) -> dict:
 class FakeRunner:
     """mkswap/swapon/swapoff succeed; the writer prints usemem's line and `time`; `fail` raises instead,
     a callable `fail` is called instead. With `faults` (a list of (alloc, fallback) per writer run) and
-    `root`, each writer run adds them to hugepages-64kB's anon_fault_alloc / anon_fault_fallback."""
+    `root`, each writer run adds them to hugepages-64kB's anon_fault_alloc / anon_fault_fallback.
+    `during`, a callable, is called as each writer runs (a neighbour changing /proc, say)."""
 
-    def __init__(self, fail=None, root=None, faults=None):
-        self.commands, self.fail, self.root, self.faults = [], fail, root, list(faults or [])
+    def __init__(self, fail=None, root=None, faults=None, during=None):
+        self.commands, self.fail, self.root, self.faults, self.during = [], fail, root, list(faults or []), during
 
     def __call__(self, args, check=True, capture_output=True, text=False):
         self.commands.append(list(args))
@@ -80,6 +81,8 @@ class FakeRunner:
                 self.fail()
             elif self.fail is not None:
                 raise self.fail
+            if self.during is not None:
+                self.during()
             if self.faults:
                 stats = self.root / "sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats"
                 for name, add in zip(("anon_fault_alloc", "anon_fault_fallback"), self.faults.pop(0)):
@@ -710,3 +713,145 @@ def test_verify_weights_a_fit_row_by_its_configurations_repetitions():
     out = _with_repetition_sigma(rows, ["folio_kb"])
     assert out["stddev"].iloc[:3].tolist() == pytest.approx([10.0] * 3)  # sd of 100, 110, 120
     assert out["stddev"].iloc[3] == pytest.approx(200.0 * 10.0 / 110.0, rel=1e-9)  # one run: the median relative sd
+
+
+# --- the machine's identity and load per run; verify flags the busy runs ------------------------------------------
+
+from mmcost.measure import load as machine_load  # noqa: E402
+from mmcost.measure.profile import Cost, Profile, profile_id, to_toml  # noqa: E402
+
+QUIET_STAT = "cpu  100 0 100 1000 0 0 0 10 0 0\ncpu0 50 0 50 500 0 0 0 5 0 0\nprocs_running 1\nprocs_blocked 0\n"
+
+
+def test_the_proc_readers_take_a_root_and_name_what_is_garbled(tmp_path):
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    assert str(machine_load.loadavg_1m(tmp_path)) == "nan" and machine_load.read_stat(tmp_path) is None  # no files
+    (proc / "loadavg").write_text("0.25 0.10 0.05 1/80 123\n")
+    (proc / "stat").write_text(QUIET_STAT.replace("procs_running 1", "procs_running 3"))
+    assert machine_load.loadavg_1m(tmp_path) == 0.25
+    # total: 100 + 0 + 100 + 1000 + 0 + 0 + 0 + 10 (guest is inside user); steal the 8th field
+    assert machine_load.read_stat(tmp_path) == dict(total=1210, steal=10, procs_running=3)
+    assert machine_load.other_runnable(tmp_path, gap_s=0) == 2  # the reader itself is not another task
+    for text, match in [("abc 0.1 0.1 1/80 1\n", r"proc/loadavg: field 1 \(the 1-minute load average\) is 'abc'"),
+                        ("", "proc/loadavg: field 1"), ("-1 0 0 1/8 1\n", "'-1'")]:
+        (proc / "loadavg").write_text(text)
+        with pytest.raises(ValueError, match=match):
+            machine_load.loadavg_1m(tmp_path)
+    for text, match in [(QUIET_STAT.replace(" 10 0 0\n", " x 0 0\n", 1), r"proc/stat: field 8 \(steal\) .* 'x'"),
+                        (QUIET_STAT.replace("1000 0 0 0 10 0 0", "1000 0 0 0"), "7 fields, no steal"),
+                        (QUIET_STAT.replace("procs_running 1\n", ""), "no 'procs_running'"),
+                        (QUIET_STAT.replace("procs_running 1", "procs_running many"), "procs_running is 'many'"),
+                        ("\n".join(QUIET_STAT.splitlines()[1:]), "no 'cpu' line")]:
+        (proc / "stat").write_text(text)
+        with pytest.raises(ValueError, match=match):
+            machine_load.read_stat(tmp_path)
+    assert machine_load.busy_reason(steal_share=0.06) == "6% steal" and machine_load.busy_reason(steal_share=0.05) == ""
+    assert machine_load.busy_reason(runnable_after=1) == "1 other runnable at its end"
+    assert machine_load.busy_reason(runnable_before=float("nan")) == ""  # not recorded: says nothing
+
+
+def _profile(path: Path, ipi_us: float = 11.4) -> Path:
+    prof = Profile({"cpu": "Test CPU", "arch": "x86_64", "vcpus": 2, "boot_id": "boot-1",
+                    "measured_at": "2026-12-03T19:00:00Z"},
+                   {"ipi_target_us": Cost("ipi_target_us", ipi_us, 0.5, "us", (11.0, 11.4, 11.9), "shootdown")})
+    path.write_text(to_toml(prof))
+    return path
+
+
+def test_each_run_records_its_machine_and_its_load_before_and_after(tmp_path, no_root_check, monkeypatch):
+    """The fake machine: load 0.25 and no other task before the run; during it a neighbour runs, the
+    hypervisor steals 50 of 750 ticks and the load rises to 1.5; after it two other tasks are runnable."""
+    monkeypatch.setattr("mmcost.measure.swapout_runs.writer_path", lambda: Path("/bin/true"))
+    monkeypatch.setattr("mmcost.measure.profile.busy", lambda root: "")  # (the start's check: tested above)
+    root = fake_root(tmp_path)
+    (root / "proc/loadavg").write_text("0.25 0.10 0.05 1/80 123\n")
+    (root / "proc/stat").write_text(QUIET_STAT)
+
+    def neighbour():
+        (root / "proc/loadavg").write_text("1.50 0.40 0.10 3/80 130\n")
+        (root / "proc/stat").write_text("cpu  200 0 200 1500 0 0 0 60 5 0\nprocs_running 3\nprocs_blocked 0\n")
+
+    prof = _profile(tmp_path / "machine.toml")
+    out = tmp_path / "runs.csv"
+    rows = swapout(folio_kb=["4K"], processes=[1], memcg_mb=[32], bytes_per_process="64M", reps=1, progress=False,
+                   machine=machine(root, FakeRunner(during=neighbour)), profile=prof, out=out)
+    run = rows.drop_duplicates("run")
+    assert len(run) == 1 and list(rows.columns) == RUN_COLUMNS
+    r = run.iloc[0]
+    assert (r["load_1m"], r["load_1m_after"], r["runnable_before"], r["runnable_after"]) == (0.25, 1.5, 0, 2)
+    assert r["steal_share"] == pytest.approx((60 - 10) / ((200 + 200 + 1500 + 60) - (100 + 100 + 1000 + 10)))
+    assert r["boot_id"] == "boot-1" and r["cpu_model_name"] == "Test CPU"
+    assert r["machine_profile"] == profile_id(prof) and r["machine_profile"].startswith("machine.toml@")
+    assert (rows["machine_profile"] == r["machine_profile"]).all()  # every row of the run carries it
+    assert machine_load.busy_runs(read_runs(out)).to_dict() == {
+        r["run"]: "7% steal, 2 other runnable at its end"}  # 50/750 = 6.7% > 5%
+    again = swapout(folio_kb=["4K"], processes=[1], memcg_mb=[32], bytes_per_process="64M", reps=1, progress=False,
+                    machine=machine(root, FakeRunner()))
+    assert (again["machine_profile"] == "").all()  # no profile: empty
+
+
+def test_a_profile_id_names_its_content_not_its_layout(tmp_path, capsys):
+    a = _profile(tmp_path / "machine.toml")
+    pid = profile_id(a)
+    name, digest = pid.split("@")
+    assert name == "machine.toml" and len(digest) == 12 and int(digest, 16) >= 0
+    b = tmp_path / "other" / "machine.toml"
+    b.parent.mkdir()
+    b.write_text("# a comment\n\n" + a.read_text().replace(" = ", "=   "))
+    assert profile_id(b) == pid  # same name, same data
+    assert profile_id(_profile(tmp_path / "other" / "remeasured.toml", 28.6)).split("@")[1] != digest
+    assert profile_id(_profile(tmp_path / "other" / "m2.toml")).split("@")[1] == digest  # same data, other name
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[costs]\n")
+    with pytest.raises(ValueError, match="^profile: .*no \\[machine\\]"):
+        swapout(folio_kb=["4K"], processes=[1], memcg_mb=[32], bytes_per_process="64M", reps=1, progress=False,
+                machine=machine(fake_root(tmp_path), FakeRunner()), profile=bad)
+    assert cli_main(["measure", "swapout", "--dry-run", "--machine", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--machine" in err and "[machine]" in err
+
+
+def _with_load(runs: pd.DataFrame, **per_run) -> pd.DataFrame:
+    """kvm_6_18_usemem with the machine columns a run now has: one boot, no profile, a quiet load that
+    differs from run to run (as measured loads do); ``per_run`` overrides one run's values."""
+    ids = list(dict.fromkeys(runs["run"]))
+    quiet = {rid: dict(load_1m=0.1 + 0.01 * i, load_1m_after=0.6 + 0.01 * i, runnable_before=0.0,
+                       runnable_after=0.0, steal_share=0.001 * (i % 5)) for i, rid in enumerate(ids)}
+    for rid, values in per_run.items():
+        quiet[rid.replace("_", "-")].update(values)
+    cols = pd.DataFrame.from_dict(quiet, orient="index")
+    return runs.assign(boot_id="boot-1", machine_profile=float("nan")).join(cols, on="run")
+
+
+@pytest.mark.filterwarnings("ignore::mmcost.fit.PoorFitWarning")  # 5% default sigma: the 1-process fit misses its runs (chi2/dof ~ 9)
+def test_the_load_columns_do_not_split_verify_groups():
+    """Per-run load values (each run its own) are not configuration: the table and text are the ones of
+    the same runs without them."""
+    runs = mmcost.datasets.load("kvm_6_18_usemem")
+    plain = verify(runs, "processes == 1", n_samples=20)
+    loaded = verify(_with_load(runs), "processes == 1", n_samples=20)
+    cols = list(plain["table"].columns)
+    assert len(loaded["table"]) == len(plain["table"]) == 8 and (loaded["table"]["busy_runs"] == 0).all()
+    pd.testing.assert_frame_equal(loaded["table"][cols], plain["table"][cols])
+    assert loaded["text"] == plain["text"]
+
+
+@pytest.mark.filterwarnings("ignore::mmcost.fit.PoorFitWarning")  # 5% default sigma: the 1-process fit misses its runs (chi2/dof ~ 9)
+def test_verify_flags_the_runs_of_a_busy_machine_and_keeps_them():
+    """One held-out run with 12% steal and one fitted run with a neighbour at its start: both counted,
+    named, and still in the measured means."""
+    runs = mmcost.datasets.load("kvm_6_18_usemem")
+    out = verify(_with_load(runs, **{"4k_p2_r0": dict(steal_share=0.12), "16k_p1_r1": dict(runnable_before=1.0)}),
+                 "processes == 1", n_samples=20)
+    t = out["table"]
+    tp = t[t["metric"] == "usemem_throughput_kib_s"]
+    assert tp.set_index("folio_kb")["busy_runs"].to_dict() == {4: 1, 16: 0, 64: 0, 2048: 0}
+    raw = _held(runs, processes=2, folio_kb=4, metric="usemem_throughput_kib_s")["value"].mean()
+    assert _held(tp, folio_kb=4)["measured"].item() == pytest.approx(raw) and (tp["runs"] == 3).all()
+    text = " ".join(out["text"].split())
+    assert "busy machine: 2 run(s) (1 fitted, 1 held out)" in text
+    assert "4k-p2-r0: 12% steal" in text and "16k-p1-r1: 1 other runnable at its start" in text
+    assert max(len(line) for line in out["text"].splitlines()) <= 80
+    row = next(line for line in out["text"].splitlines() if line.lstrip().startswith("4K  2") and "KiB/s" in line)
+    assert row.endswith("1/3")

@@ -163,6 +163,15 @@ def _check_swapout(args: argparse.Namespace):
         raise ValueError(f"--out: {args.out!r} is a folder; name a CSV file")
     if not out.parent.is_dir():
         raise ValueError(f"--out: the folder of {args.out!r} does not exist")
+    if args.machine is not None:
+        from .measure.profile import profile_id
+
+        if not Path(args.machine).is_file():
+            raise ValueError(f"--machine: {args.machine!r} is not a file (mmcost measure machine --out writes one)")
+        try:
+            profile_id(args.machine)
+        except ValueError as exc:
+            raise ValueError(f"--machine: {exc}") from None
     return folio_kb, processes, memcg_mb, devices, nbytes
 
 
@@ -178,7 +187,8 @@ def _measure_swapout(args: argparse.Namespace) -> int:
     try:
         rows = swapout(folio_kb=folio_kb, processes=processes, memcg_mb=memcg_mb, devices=devices,
                        bytes_per_process=nbytes, reps=args.reps, out=args.out, madvise=args.madvise,
-                       usemem=args.usemem, dry_run=args.dry_run, seed=args.seed, allow_busy=args.allow_busy)
+                       usemem=args.usemem, dry_run=args.dry_run, seed=args.seed, allow_busy=args.allow_busy,
+                       profile=args.machine)
     except (MeasureError, ValueError) as exc:
         print(f"mmcost measure: {exc}", file=sys.stderr)
         return 2
@@ -312,7 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--dry-run", action="store_true", help="print every change that would be made; change nothing")
     sw.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=0, help="shuffles the run order (default: 0)")
     sw.add_argument("--allow-busy", action="store_true", help="run even on a busy machine (other runnable tasks, "
-                    "steal time)")
+                    "steal time); each run records its load, and verify flags the busy ones")
+    sw.add_argument("--machine", metavar="PROFILE", help="the profile of mmcost measure machine whose costs predict "
+                    "these runs: its id goes in each row's machine_profile")
     sw.set_defaults(func=_measure_swapout)
     ve = msub.add_parser("verify", help="fit the swap model to some runs, predict the others, show the error")
     ve.add_argument("--runs", default="runs.csv", type=_nonempty_path, help="rows of mmcost measure swapout (default: runs.csv)")

@@ -404,6 +404,27 @@ def load(path: str | Path) -> Profile:
     return profile
 
 
+def profile_id(path: str | Path) -> str:
+    """A profile's id, ``<file name>@<12 hex digits>``: the file's name and the
+    start of the SHA-256 of its content as data (every table and value, keys
+    sorted, as JSON: comments and layout do not change it, a re-measurement
+    does, its ``measured_at`` and costs being new). ``mmcost measure swapout
+    --machine`` writes it in each run's ``machine_profile``, so a runs file
+    says which profile's costs predict it. Raises ValueError (``profile: ...``)
+    for a file :func:`load` refuses."""
+    import hashlib
+    import json
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    load(path)  # (refuses a file that is not a profile, naming why)
+    data = tomllib.loads(Path(path).read_text())
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{Path(path).name}@{digest[:12]}"
+
+
 # --- a profile as a CPU preset ------------------------------------------------------------------
 #: zram_write_page's work besides compression, in SwapModel's priors (zram_us + zs_malloc's hold): taken off
 #: the measured write to leave the compressor's own time (mmcost.swap's zram priors name their sources)
@@ -494,7 +515,10 @@ def as_cpu_model(profile: Profile, path: str | Path):
 def busy(root: str | Path = "/", seconds: float = 1.0, samples: int = 10) -> str:
     """Why the machine is too busy to measure on, or ``""``: other runnable
     tasks (``procs_running`` of /proc/stat, this one not counted) on average
-    over ``seconds``, or more than 5% of the time stolen by the hypervisor."""
+    over ``seconds``, or more than 5% of the time stolen by the hypervisor
+    (:data:`mmcost.measure.load.BUSY_STEAL`, the threshold verify flags a run by)."""
+    from .load import BUSY_STEAL
+
     stat = Path(root) / "proc/stat"
     if not stat.is_file():  # (no procfs to read: nothing to say)
         return ""
@@ -511,7 +535,7 @@ def busy(root: str | Path = "/", seconds: float = 1.0, samples: int = 10) -> str
     why = []
     if np.mean(seen) >= 0.5:
         why.append(f"{np.mean(seen):.1f} other runnable tasks on average over {seconds:g} s")
-    if steal > 0.05:
+    if steal > BUSY_STEAL:
         why.append(f"{steal:.0%} of CPU time stolen by the hypervisor")
     return "; ".join(why)
 

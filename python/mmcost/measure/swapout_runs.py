@@ -11,8 +11,15 @@ For each run of the matrix (folio size x processes x memcg limit x device,
 4. ``/proc/vmstat``, every ``hugepages-*kB/stats/*``, the ``/proc/interrupts``
    TLB row and the memcg's ``memory.stat`` before and after, and zram's
    ``mm_stat`` polled during the run for its peaks;
-5. tidy rows in the project's schema, with the run's configuration and the
-   machine's metadata, appended to the CSV as each run finishes.
+5. the machine's load just before the writers start and just after they end
+   (load average, other runnable tasks, the share of CPU time stolen between
+   the two: :mod:`mmcost.measure.load`), so that verify can flag a run a
+   neighbour disturbed;
+6. tidy rows in the project's schema, with the run's configuration and the
+   machine's metadata (its ``boot_id`` and CPU model, and with ``profile`` the
+   id of the machine profile whose costs predict it,
+   :func:`mmcost.measure.profile.profile_id`), appended to the CSV as each run
+   finishes.
 
 Every setting is recorded before the first change and restored at the end,
 on error, on Ctrl-C, SIGTERM and SIGHUP (:class:`mmcost.measure.controls.Machine`).
@@ -46,12 +53,14 @@ from pathlib import Path
 import pandas as pd
 
 from .. import parse, schema
+from . import load as machine_load
 from .controls import Machine, MeasureError
 from .session import Stopped, holding  # noqa: F401 (Stopped: what the CLI catches)
 
 #: The columns of a runs CSV, in order (see docs/reproduce.md, "The runs schema").
 RUN_COLUMNS = [*schema.COLUMNS, "printed", "line", "block", "source_name", "note", "cpu", "run", "compressor",
-               "madvise", "kernel", "cpu_model_name", "hypervisor", "load_1m", "started"]
+               "madvise", "kernel", "cpu_model_name", "hypervisor", "boot_id", "machine_profile",
+               *machine_load.COLUMNS, "started"]
 
 #: vmstat counters kept per run (mmcost.parse.vmstat names them <name>_count)
 VMSTAT = ("pswpout", "pswpin", "pgfault", "pgmajfault", "thp_fault_alloc", "thp_fault_fallback", "thp_swpout",
@@ -115,13 +124,17 @@ def matrix(folio_kb, processes, memcg_mb, devices, reps: int, seed: int = 0) -> 
 
 def metadata(m: Machine) -> dict:
     """The machine a matrix runs on: kernel release, CPU model name, CPUs, whether
-    virtualized (the CPUID ``hypervisor`` flag in /proc/cpuinfo) and which hypervisor."""
+    virtualized (the CPUID ``hypervisor`` flag in /proc/cpuinfo), which hypervisor,
+    and this boot's id (/proc/sys/kernel/random/boot_id, a random UUID drawn at each
+    boot: runs of two VMs of one kind, or of one VM rebooted, are told apart)."""
     cpuinfo = m.path("/proc/cpuinfo")
     text = cpuinfo.read_text() if cpuinfo.is_file() else ""
     model = re.search(r"model name\s*:\s*(.+)", text)
     virtualized = " hypervisor" in text
+    boot = m.path("/proc/sys/kernel/random/boot_id")
     return dict(kernel=platform.release(), cpu_model_name=model.group(1).strip() if model else "",
-                cpus=os.cpu_count() or 1, virtualized=virtualized, hypervisor=hypervisor(m, virtualized))
+                cpus=os.cpu_count() or 1, virtualized=virtualized, hypervisor=hypervisor(m, virtualized),
+                boot_id=boot.read_text().strip() if boot.is_file() else "")
 
 
 def hypervisor(m: Machine, virtualized: bool) -> str:
@@ -137,15 +150,6 @@ def hypervisor(m: Machine, virtualized: bool) -> str:
         if name in offered:
             return hv
     return "unknown" if virtualized else "none"
-
-
-def load_1m(m: Machine) -> float:
-    """The 1-minute load average (/proc/loadavg) when a run starts: how busy the machine was."""
-    p = m.path("/proc/loadavg")
-    try:
-        return float(p.read_text().split()[0])
-    except (OSError, IndexError, ValueError):
-        return math.nan
 
 
 def writer_path() -> Path:
@@ -215,7 +219,7 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = 
     """One configuration: set up, run, snapshot, tear down its memcg and zram device."""
     meta = meta or {}
     run_id = f"{invocation}-{cfg.stem}" if invocation else cfg.stem
-    started, load = time.strftime("%Y-%m-%dT%H:%M:%S%z"), load_1m(m)
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     m.set_mthp(cfg.folio_kb)
     zid = m.make_zram(cfg.compressor, zram_bytes)
     cg = m.make_memcg(f"mmcost-measure-{run_id}", cfg.memcg_mb)
@@ -225,6 +229,7 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = 
             return pd.DataFrame()
         cmd = ([usemem, "-n", str(cfg.processes), str(bytes_per_process)] if usemem
                else [str(writer_path()), str(cfg.processes), str(bytes_per_process)] + (["--madvise"] if madvise else []))
+        load = machine_load.before(m.root)
         before = _snapshot(m, cg)
         peaks: dict = {}
         stop = threading.Event()
@@ -237,6 +242,7 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = 
             stop.set()
             poll.join()
         after = _snapshot(m, cg)
+        load = machine_load.after(m.root, load)
         ctx = dict(experiment="usemem_swapout", variant=meta.get("kernel", ""), arch=_arch(), cpus=meta.get("cpus"),
                    processes=cfg.processes, folio_kb=cfg.folio_kb, memcg_mb=cfg.memcg_mb,
                    bytes_per_process=bytes_per_process, swap_device="zram", virtualized=meta.get("virtualized"),
@@ -249,7 +255,8 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = 
         rows = pd.concat([rows, zram.assign(**ctx)], ignore_index=True)
         rows = rows.assign(run=run_id, compressor=cfg.compressor, madvise=madvise, kernel=meta.get("kernel", ""),
                            cpu_model_name=meta.get("cpu_model_name", ""), hypervisor=meta.get("hypervisor", ""),
-                           load_1m=load, started=started)
+                           boot_id=meta.get("boot_id", ""), machine_profile=meta.get("machine_profile", ""),
+                           **load, started=started)
         return rows.reindex(columns=RUN_COLUMNS)
     finally:  # this run's memcg and zram device go now; restore() catches anything left on an error
         for kind, what in (("memcg", cg), ("swapon", f"/dev/zram{zid}"), ("zram", zid)):
@@ -329,12 +336,17 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
             bytes_per_process="768M", reps: int = 3, out: str | Path | None = None, madvise: bool = False,
             usemem: str | None = None, dry_run: bool = False, root: str | Path = "/", progress: bool = True,
             seed: int = 0, machine: Machine | None = None, journal: str | Path | None = None,
-            allow_busy: bool = False) -> pd.DataFrame:
+            allow_busy: bool = False, profile: str | Path | None = None) -> pd.DataFrame:
     """Run the matrix; returns (and appends to ``out``) the tidy rows. See the module docstring.
 
     A busy machine (other runnable tasks, steal time: :func:`mmcost.measure.profile.busy`) is
     refused unless ``allow_busy``: a run on a loaded box measured its neighbours (a trial gave
-    a 79% verify error).
+    a 79% verify error). Each run records the load before and after it
+    (:mod:`mmcost.measure.load`); verify flags the runs it shows busy.
+
+    ``profile``: the machine profile (``mmcost measure machine --out``) whose
+    costs predict these runs; its id (:func:`mmcost.measure.profile.profile_id`)
+    goes in every row's ``machine_profile`` (empty without one).
 
     ``journal``: the journal file (default ``/run/mmcost/swapout.journal`` under
     ``root``); every run on one machine must use the same one to be kept apart."""
@@ -357,6 +369,17 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
     limits = _positive_ints("memcg_mb", [sized("memcg_mb", size_bytes, x) / 2**20 if isinstance(x, str) else x
                                          for x in memcg_mb])
     m = machine or Machine(root=root, dry_run=dry_run)
+    profile_of = ""
+    if profile is not None:
+        from .profile import load as load_profile, profile_id
+
+        profile_of = profile_id(profile)  # (ValueError "profile: ..." for a file that is not one)
+        boot = m.path("/proc/sys/kernel/random/boot_id")
+        theirs = load_profile(profile).description.get("boot_id")
+        ours = boot.read_text().strip() if boot.is_file() else ""
+        if theirs and ours and theirs != ours:
+            m.log(f"note: profile {profile} was measured in another boot ({theirs}, this is {ours}): on a VM its "
+                  "costs may be another host's; the runs say which (boot_id, machine_profile)")
     invocation = invocation_id()
     runs = matrix(kbs, processes, limits, devices, reps, seed)
     header = not _check_out(out)
@@ -371,7 +394,7 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
                                "runs or pass allow_busy=True (--allow-busy)")
     with holding(m, journal):
         m.check(kbs, max(processes) * nbytes + zram_bytes / 2, compressors=sorted({r.compressor for r in runs}))
-        meta = metadata(m)
+        meta = {**metadata(m), "machine_profile": profile_of}
         bar = None
         if progress:
             from tqdm.auto import tqdm

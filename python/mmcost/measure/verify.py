@@ -14,6 +14,10 @@ Runs are grouped by every configuration column they carry (any column that
 is not a per-row column, :data:`ROW_COLUMNS`): runs that differ in bytes per
 process, madvise, a pinning column of your own or anything else are never
 merged. Each group is predicted at its runs' mean measured ``large_share``.
+
+Runs whose recorded load shows a busy machine (steal time, other runnable
+tasks: :func:`mmcost.measure.load.busy_runs`) are kept, counted per
+configuration in the table's ``busy_runs`` and named in the text.
 """
 
 from __future__ import annotations
@@ -30,13 +34,15 @@ from ..corpus import discrepancy
 from ..fit import FitResult, NotIdentifiableWarning, PoorFitWarning
 from ..metrics import folio_label
 from ..swap import SwapModel, mthp_inputs
+from .load import BUSY_RUNNABLE, BUSY_STEAL, busy_runs
 
 #: Columns that describe one row of a run (or are measured per run), not its
 #: configuration; every other column is configuration, and runs that differ in
 #: one are never merged.
 ROW_COLUMNS = ("metric", "unit", "value", "stddev", "stddev_pct", "n_runs", "baseline", "baseline_folio_kb",
                "printed", "line", "block", "source_name", "note", "cpu", "run", "call_site", "lock_type", "item",
-               "row", "variant_detail", "bound", "load_1m", "started", "large_share")
+               "row", "variant_detail", "bound", "load_1m", "load_1m_after", "runnable_before", "runnable_after",
+               "steal_share", "started", "large_share")
 #: The columns a run must have.
 REQUIRED = ("run", "metric", "value", "folio_kb", "processes")
 #: The configuration shown in the text table's own columns; the others vary by section.
@@ -212,8 +218,9 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     values and priors: a machine profile's measured costs, say).
 
     Returns ``fit``, ``table`` (per held-out configuration and metric: runs,
-    the runs' mean ``large_share`` the group is predicted at, measured mean
-    and sd, predicted best/lo/hi, error_pct, ``tol`` and in_band), ``text``
+    ``busy_runs``, how many of them ran on a busy machine, kept:
+    :func:`mmcost.measure.load.busy_runs`; the runs' mean ``large_share``
+    the group is predicted at, measured mean and sd, predicted best/lo/hi, error_pct, ``tol`` and in_band), ``text``
     (an LKP-style block, 80 columns) and ``figure``.
 
     ``in_band``: the measured mean lies in [lo, hi]. Where no fitted
@@ -229,6 +236,8 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     if not 0 <= tolerance < 1:
         raise ValueError(f"tolerance: a relative tolerance in [0, 1), got {tolerance!r}")
     rows = model_rows(runs)
+    busy = busy_runs(runs)
+    busy = busy[busy != ""]
     m = model or SwapModel()
     cols = _model_columns(m, rows)
     tau = 0.0
@@ -264,6 +273,8 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     pred = fit.predict(ask, level=level, n_samples=n_samples, seed=seed, fixed_priors=fit_query is None,
                        structural=False)
     table = agg[[*by, "runs", "large_share", "measured", "sd"]].copy()
+    table.insert(table.columns.get_loc("runs") + 1, "busy_runs",
+                 [sum(r in busy.index for r in ids) for ids in agg["run_ids"]])
     table[["best", "lo", "hi"]] = pred[["best", "lo", "hi"]].to_numpy()
     # a throughput band also carries the model's error on this machine's configurations it did not see
     # (tau, from leaving each fitted configuration out) and the spread of the held-out runs' own mean
@@ -286,7 +297,8 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     tiny = (table["measured"].abs() < TINY) & (table["best"].abs() < TINY)  # printed ~0: both next to nothing
     table["in_band"] = np.where(flat, tiny | ((table["measured"] - table["best"]).abs() <= table["tol"]), banded)
     table["in_band"] = table["in_band"].astype(bool)
-    return dict(fit=fit, table=table, text=_text(table, fit_query, level, tolerance),
+    fitted = set() if fit_query is None else set(fit_rows["run"])
+    return dict(fit=fit, table=table, text=_text(table, fit_query, level, tolerance, busy, fitted),
                 figure=_figure(fit, rows, table, level, cols))
 
 
@@ -299,7 +311,8 @@ def _fmt_config(col: str, value) -> str:
     return f"{col}={value}"
 
 
-def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 0.01) -> str:
+def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 0.01, busy: pd.Series | None = None,
+          fitted: set = frozenset()) -> str:
     import textwrap
 
     said = (f"fitted to: {fit_query}; every other configuration predicted, with a {level:.0%} band over the fit "
@@ -307,8 +320,9 @@ def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 
             f"nothing fitted: every configuration predicted from the model's values, with a {level:.0%} band over "
             "its priors")
     lines = textwrap.wrap(said + ", at its runs' mean measured large-folio share", 80)
+    busy = busy if busy is not None else pd.Series(dtype=object)
     head = (f"{'folio':>5} {'P':>2} {'memcg':>6} {'comp':>7} {'metric':<10} {'measured':>10} {'model':>9} "
-            f"{'error':>7} {'in':>3}")
+            f"{'error':>7} {'in':>3}" + (f" {'busy':>5}" if len(busy) else ""))
     extra = [c for c in table.columns[:list(table.columns).index("metric")]
              if c not in SHOWN and table[c].astype(str).nunique() > 1]
     sections = table.groupby(extra, sort=True, dropna=False) if extra else [((), table)]
@@ -326,7 +340,8 @@ def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 
             comp = str(r.compressor)[:7] if "compressor" in table.columns else "-"
             lines.append(f"{folio_label(r.folio_kb):>5} {int(r.processes):>2} {memcg} "
                          f"{comp:>7} {name:<10} {fmt.format(r.measured)} {r.best:>9.4g} "
-                         f"{err} {'yes' if r.in_band else 'no':>3}")
+                         f"{err} {'yes' if r.in_band else 'no':>3}"
+                         + (f" {f'{r.busy_runs}/{r.runs}':>5}" if r.busy_runs else ""))
     tp = table[table["metric"] == THROUGHPUT]
     if len(tp):
         lines.append(f"throughput: median |error| {tp['error_pct'].abs().median():.1f}%, "
@@ -334,6 +349,14 @@ def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 
     ipi = table[(table["metric"] == IPIS) & (table["measured"].abs() >= TINY)]
     if len(ipi):
         lines.append(f"IPIs/page (never fitted): median |error| {ipi['error_pct'].abs().median():.1f}%")
+    if len(busy):
+        n_fit = sum(r in fitted for r in busy.index)
+        named = "; ".join(f"{r}: {why}" for r, why in list(busy.items())[:3]) + ("; ..." if len(busy) > 3 else "")
+        lines += textwrap.wrap(f"busy machine: {len(busy)} run(s) ({n_fit} fitted, {len(busy) - n_fit} held out) "
+                               f"had more than {BUSY_STEAL:.0%} of CPU time stolen or >= {BUSY_RUNNABLE} other "
+                               "runnable task(s) at their start or end; kept, counted in 'busy' (busy_runs): "
+                               f"their numbers are partly their neighbours' ({named}); rerun them on a quiet "
+                               "machine", 80)
     if table["tol"].notna().any():
         lines += textwrap.wrap(f"IPIs/page: no fitted cost moves them, so their band has no width; their 'in' "
                                f"says the measured mean is within {tolerance:.0%} of the model, or the model within "
