@@ -121,6 +121,23 @@ def test_unidentifiable_pair_is_flagged():
     assert f.params["a_s"] * f.params["b_1"] == pytest.approx(3.0, rel=1e-6)
 
 
+def test_a_pair_the_rows_see_only_as_a_sum_is_flagged_even_when_priors_split_it():
+    """Every row at cpus = 4 sees c0 + 4 c1 only. With priors of 0.5 and 0.05 and 12 rows of sd 0.1, the
+    posterior correlation is -4800 / sqrt(1204 x 19600) = -0.988, under the 0.99 limit: the priors decide
+    the split, and the fit must say so. At two cpus values the rows separate them: no such warning."""
+    priors = dict(c0_s=dict(prior=Prior(2.0, 0.5, "test")), c1_s_per_cpu=dict(prior=Prior(0.7, 0.05, "test")))
+    m = LinearModel().with_parameters(**priors)
+    one = pd.DataFrame({"metric": "runtime_s", "value": 5.0, "stddev": 0.1, "cpus": np.full(12, 4.0)})
+    with pytest.warns(NotIdentifiableWarning, match="c0_s and c1_s_per_cpu move the rows alike"):
+        f = m.fit(one)
+    assert f.correlation.loc["c0_s", "c1_s_per_cpu"] == pytest.approx(-4800 / np.sqrt(1204 * 19600), abs=1e-3)
+    two = one.assign(cpus=np.repeat([2.0, 8.0], 6), value=np.repeat([3.5, 7.7], 6))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        m.fit(two)
+    assert not [w for w in seen if "move the rows alike" in str(w.message)]
+
+
 def test_change_pct_rows_are_derived_from_the_baseline_row():
     # seed 000 style: changes relative to another variant at another folio size
     m = SpeedupModel()

@@ -39,8 +39,8 @@ def test_the_measured_ipi_price_is_what_predicts_two_processes():
 
 
 @pytest.mark.xfail(strict=True, reason="known miss: nothing fitted, the 1-process runs are ~20% faster than the "
-                   "model (its per-folio reclaim prior of 3 us is too dear on this kernel; issue 35) and the "
-                   "profile's narrow bands cover 5-6 of 16 configurations, not 80%")
+                   "model (its reclaim priors, 2.5 us a folio and 0.1 us a page, are too dear on this kernel; "
+                   "issue 35) and the profile's narrow bands cover 5-6 of 16 configurations, not 80%")
 def test_the_profile_alone_predicts_the_matrix_within_10_percent_with_honest_bands():
     s = STUDY.summary()
     thr = s[(s["cpu_model"] == "this VM's profile") & (s["metric"] == "usemem_throughput_kib_s")]

@@ -30,7 +30,7 @@ BASES = {
 #: the float fields drawn, and the ones that may be 0 in some lanes (a station or branch present in others)
 DRAWN = ("reclaim_us_per_folio", "core_write_gb_s", "slot_hold_us_per_acquisition", "lru_hold_us_per_folio",
          "bandwidth_mib_s", "latency_us", "brd_alloc_share", "tlbi_us", "dsb_us", "memcg_mb", "large_share",
-         "vm_exit_us", "compress_us_per_page", "swapcache_us_per_folio")
+         "vm_exit_us", "compress_us_per_page", "swapcache_us_per_folio", "reclaim_us_per_page")
 SOMETIMES_ZERO = ("contiguous_failure", "zswap_writeback_share", "kswapd_share", "swap_avail_hold_us")
 
 

@@ -30,13 +30,14 @@ def test_one_writer_has_no_contention_and_costs_add_up():
     """P = 1: throughput is one folio per (sum of every stage's time), stage by stage from the docstring."""
     m = SwapModel(processes=1, bytes_per_process=2**30, memcg_mb=512, swap_device="brd", cpu_model="generic-x86",
                   fault_us_per_folio=1.0, core_write_gb_s=4.096, user_us_per_page=0.1, pte_us=0.1, walk_ns=30.0, reclaim_us_per_folio=2.0,
+                  reclaim_us_per_page=0.05,
                   lru_hold_us_per_folio=0.3, slot_hold_us_per_acquisition=6.4, slot_us_per_slot=0.02,
                   swapcache_us_per_folio=0.3, swapcache_us_per_page=0.2, full_flush_us=0.1,
                   refill_pages_per_full_flush=8.0, mem_bw_gb_s=50.0, kernel="6.6", brd_alloc_us_per_page=0.3,
                   brd_xa_hold_us=0.1, swap_avail_hold_us=0.1, memcg_charge_hold_us=0.2)
     s = 0.5
     fault = 1.0 + 1.0 + 0.1 + 0.1 + 0.03          # fault, clear_page at 4.096 GB/s, store, PTE, first-touch walk
-    reclaim = 2.0 + 0.1 + 2.0 + (0.1 + 8 * 0.03)  # per folio, unmap, brd memcpy, one full flush + refill
+    reclaim = 2.0 + 0.05 + 0.1 + 2.0 + (0.1 + 8 * 0.03)  # per folio, per page, unmap, brd memcpy, a flush + refill
     reclaim += 0.3 + 1.0                          # brd_insert_page: a new page, zeroed at 4.096 GB/s
     stations = 0.5 + 0.3 + 6.4 / 64 + 0.02 + 0.1 / 64  # swap cache, lruvec, si->lock, swap_avail_lock
     stations += 0.2 / 64 / s + 0.2 + 0.1               # memcg stock refill per 64 charged, uncharge; brd's xa_lock

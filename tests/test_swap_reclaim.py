@@ -1,12 +1,16 @@
 """mmcost.swap: the reclaim-path mechanisms, each against a hand-derived case.
 
-Per-subpage work of whole large folios, the LRU's sharers and the lock's scope
-by era, kswapd against direct reclaim, the arm64 DSB's growth with the
-machine, brd's and zsmalloc's own stations, the exit-time free path, and
-per-variant (nuisance) parameters."""
+The reclaimer's per-folio and per-page work (and the fit's warning where the
+rows see only their sum), per-subpage work of whole large folios, the LRU's
+sharers and the lock's scope by era, kswapd against direct reclaim, the arm64
+DSB's growth with the machine, brd's and zsmalloc's own stations, the
+exit-time free path, and per-variant (nuisance) parameters."""
+
+import warnings
 
 import pandas as pd
 import pytest
+from mmcost.fit import NotIdentifiableWarning
 from mmcost.swap import DSB_GROWTH, SwapModel
 
 
@@ -27,6 +31,63 @@ def test_a_whole_folio_pays_one_swap_cache_entry_per_subpage(kb):
     pages = kb // 4
     assert cpu(swapcache_us_per_page=0.7) - cpu(swapcache_us_per_page=0.2) == pytest.approx(pages * 0.5)
     assert cpu(swapcache_us_per_folio=0.7) - cpu(swapcache_us_per_folio=0.2) == pytest.approx(0.5)
+
+
+# --- the reclaimer's own work: once per folio, and per 4K page --------------------------------
+def _cpu(kb, whole, **costs):
+    m = SwapModel(processes=1, bytes_per_process=2**28, memcg_mb=128, swap_device="brd", cpu_model="generic-x86",
+                  kernel="6.18", **costs)
+    return m.swapout_cpu_us(kb, whole)
+
+
+@pytest.mark.parametrize("kb, whole, folios, pages", [
+    (4, True, 1, 1), (64, True, 1, 16), (64, False, 16, 16), (2048, True, 1, 512), (2048, False, 512, 512)])
+def test_reclaim_costs_are_paid_per_folio_and_per_page(kb, whole, folios, pages):
+    """One writer, no station waited at: raising the per-folio part by 1.5 us adds 1.5 us per folio reclaimed
+    (one whole folio, or each of a split folio's 4K pages), the per-page part by 0.25 us adds 0.25 us per 4K
+    page, whatever the folio size; so a whole 64K folio costs 15 x the per-folio part less than 16 4K folios,
+    and the same per page."""
+    base = dict(reclaim_us_per_folio=1.0, reclaim_us_per_page=0.1)
+    cpu = _cpu(kb, whole, **base)
+    assert _cpu(kb, whole, **{**base, "reclaim_us_per_folio": 2.5}) - cpu == pytest.approx(1.5 * folios, rel=1e-9)
+    assert _cpu(kb, whole, **{**base, "reclaim_us_per_page": 0.35}) - cpu == pytest.approx(0.25 * pages, rel=1e-9)
+
+
+def test_whole_64k_against_sixteen_4k_folios_differs_by_fifteen_per_folio_parts():
+    def gap(**costs):  # 16 4K folios' CPU minus one whole 64K folio's
+        return 16 * _cpu(4, True, **costs) - _cpu(64, True, **costs)
+
+    g = gap(reclaim_us_per_folio=1.0, reclaim_us_per_page=0.1)
+    assert gap(reclaim_us_per_folio=3.0, reclaim_us_per_page=0.1) - g == pytest.approx(15 * 2.0, rel=1e-9)
+    assert gap(reclaim_us_per_folio=1.0, reclaim_us_per_page=0.6) == pytest.approx(g, rel=1e-9, abs=1e-9)
+
+
+def _reclaim_frame(sizes):
+    """swapout_kib_s rows of one writer at each of ``sizes`` (madvised: every fault at the size), made by a model
+    with a per-folio part of 2 us and a per-page part of 0.3 us, to 1%."""
+    m = SwapModel(processes=1, bytes_per_process=2**28, memcg_mb=128, swap_device="brd", cpu_model="generic-x86",
+                  kernel="6.18")
+    rows = pd.DataFrame([dict(metric="swapout_kib_s", folio_kb=kb, processes=p, madvise=True)
+                         for kb in sizes for p in (1, 2)])
+    value = m.set(reclaim_us_per_folio=2.0, reclaim_us_per_page=0.3).evaluate(rows)
+    return m, rows.assign(value=value, stddev=0.01 * value)
+
+
+def test_fit_of_both_reclaim_parts_on_4k_rows_says_it_cannot_tell_them_apart():
+    m, rows = _reclaim_frame([4])
+    with pytest.warns(NotIdentifiableWarning, match="reclaim_us_per_folio and reclaim_us_per_page move the rows"):
+        fit = m.fit(rows, free=["reclaim_us_per_folio", "reclaim_us_per_page"])
+    assert any("reclaim_us_per_page" in w and "reclaim_us_per_folio" in w for w in fit.warnings)
+
+
+def test_fit_of_both_reclaim_parts_on_4k_and_64k_rows_separates_them():
+    m, rows = _reclaim_frame([4, 64])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fit = m.fit(rows, free=["reclaim_us_per_folio", "reclaim_us_per_page"])
+    assert not [w for w in seen if "move the rows alike" in str(w.message)]
+    # the rows pull the per-page part from its 0.1 prior most of the way to the 0.3 that made them
+    assert fit.model.get("reclaim_us_per_page") > 0.2
 
 
 def test_zram_work_is_per_page_whatever_the_folio():

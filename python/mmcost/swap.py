@@ -18,7 +18,14 @@ and reclaiming old ones, so the operation is *swap out one folio*:
   bandwidth, one PTE (or PMD) install and one first-touch page walk per
   translation (a 2-D walk in a guest), and usemem's own store;
 - reclaim side (``shrink_folio_list``): the lruvec lock, the rmap walk and
-  unmap (one entry per PTE, one PMD for a 2M THP), and its TLB flush. A dirty
+  unmap (one entry per PTE, one PMD for a 2M THP), and its TLB flush. The
+  reclaimer's own work has a part paid once per folio whatever its size
+  (``reclaim_us_per_folio``: folio lock, the rmap walks' set-up, add_to_swap,
+  pageout's bio, the free) and a part per 4K page (``reclaim_us_per_page``:
+  the unmap loop's step, the entry's swap count and counters per PTE, the
+  young-bit test, swap_cgroup_record), besides the PTE writes (``pte_us``)
+  and the swap cache entries (``swapcache_us_per_page``); data at one folio
+  size see only their sum, and a fit freeing both says so. A dirty
   folio is flushed before ``pageout()`` (``try_to_unmap_flush_dirty``,
   commit d950c9477d51, v4.3), so an anonymous folio being swapped out is
   flushed alone, not once per 32-folio batch. The flush goes to the CPUs of
@@ -273,10 +280,29 @@ class SwapModel(Mechanism):
                                      doc="DRAM bandwidth shared by all writers (a station)")
     pte_us: float | None = knob(None, kind="float", unit="us", upper=5.0,
                                 doc="per PTE set, cleared or walked; None: the cpu_model's (cpu_models.PTE_PRIOR)")
-    reclaim_us_per_folio: float = knob(3.0, unit="us", lower=0.01, upper=1000.0,
-                             prior=Prior(3.0, 1.5, "shrink_folio_list per folio without I/O (folio_referenced + "
-                                                   "try_to_unmap rmap walks, add_to_swap, __remove_mapping, free)"),
-                             doc="per folio reclaimed, outside any lock")
+    reclaim_us_per_folio: float = knob(
+        2.5, unit="us", lower=0.01, upper=1000.0,
+        prior=Prior(2.5, 1.25, "shrink_folio_list's work once per folio, whatever its size (mm/vmscan.c, v6.x): "
+                               "0.79 us measured on 6.18 for what lazyfree reclaim does per folio (folio lock, "
+                               "try_to_unmap's rmap walk set-up: anon_vma lock, vma lookup, PMD walk and PTE lock; "
+                               "the free; kvm_6_18_lazyfree_unmap's reclaim_folio_us), plus what swap-out adds once "
+                               "per folio: folio_referenced's own rmap walk set-up, add_to_swap with "
+                               "mem_cgroup_try_charge_swap, pageout -> swap_writepage's bio and the writeback flag "
+                               "flips, mem_cgroup_swapout: another 1-2 us"),
+        doc="per folio reclaimed, outside any lock, whatever its size (the per-page work is reclaim_us_per_page)")
+    reclaim_us_per_page: float = knob(
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.06, "shrink_folio_list's work per 4K page of the folio besides the PTE write (pte_us) "
+                               "and the swap cache entry (swapcache_us_per_page), v6.x: try_to_unmap_one's "
+                               "page_vma_mapped_walk step per PTE (no batching for a swap-backed folio; 354dffd29575, "
+                               "v6.15, batches lazyfree only), swap_duplicate of the entry, the MM_ANONPAGES / "
+                               "MM_SWAPENTS counters, folio_remove_rmap_pte; folio_referenced_one's young-bit test "
+                               "per PTE; swap_cgroup_record per entry; free_pages_prepare's tail-page check. "
+                               "0.078 us a page measured on 6.18 for lazyfree reclaim's batched per-page work, PTE "
+                               "clear included (kvm_6_18_lazyfree_unmap's page_us); swap-out's loop adds an "
+                               "iteration and the entry's work per PTE"),
+        doc="per 4K page of a folio reclaimed, outside any lock, besides its PTE (pte_us), swap cache entry "
+            "(swapcache_us_per_page) and device work")
     lru_hold_us_per_folio: float = knob(0.1, unit="us", upper=100.0,
                               prior=Prior(0.1, 0.05, "isolate_lru_folios / move_folios_to_lru: list and counter "
                                                      "updates, ~0.1 us per folio under the lruvec lock"),
@@ -742,7 +768,7 @@ class SwapModel(Mechanism):
 
         if whole:
             dev = self._device(pages)
-            reclaim = self.reclaim_us_per_folio + pages * self.pte_us + dev["cpu"]
+            reclaim = self.reclaim_us_per_folio + pages * (self.reclaim_us_per_page + self.pte_us) + dev["cpu"]
             sync = dict(sender=0.0, targets=0.0, tlbis=0.0, shootdowns=0.0)
             if kb == PMD_KB:
                 # shrink_folio_list passes TTU_SPLIT_HUGE_PMD for a PMD-mappable folio (v4.5 on): try_to_unmap
@@ -763,7 +789,8 @@ class SwapModel(Mechanism):
                 split = {k: x * pages for k, x in self._flush(1, 1, False, by_kswapd).items()}
             fl = flushes(1, 1)
             d["reclaim"] = (2 * pages * self.pte_us + split["sender"]
-                            + pages * (self.reclaim_us_per_folio + self.pte_us + dev["cpu"] + fl["sender"]))
+                            + pages * (self.reclaim_us_per_folio + self.reclaim_us_per_page + self.pte_us + dev["cpu"]
+                                       + fl["sender"]))
             d["targets"] = split["targets"] + pages * fl["targets"]
             d["lru"] = d["lru"] + pages * self.split_us_per_page  # (not +=: a lane's field)
             d["tlbis"] = split["tlbis"] + pages * fl["tlbis"]

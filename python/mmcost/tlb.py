@@ -456,7 +456,7 @@ class TlbModel(Mechanism):
         1.0, unit="us", upper=1e3,
         prior=Prior(1.0, 0.7, "shrink_folio_list per folio besides its PTEs: isolation, folio lock, the "
                               "try_to_unmap call, the discard or __remove_mapping and free_folios; the order of "
-                              "a microsecond (mmcost.swap's 3 us reclaim_us_per_folio includes add_to_swap)"),
+                              "a microsecond (mmcost.swap's reclaim_us_per_folio adds swap-out's own per-folio work)"),
         doc="reclaim work per folio, besides its PTEs and pages")
     unmap_iter_us: float = knob(
         0.1, unit="us", upper=100.0,

@@ -7,6 +7,8 @@ and its measured large-folio share.
 
 Free: the per-folio reclaim cost and one core's write bandwidth, fitted to
 one corner of the matrix only: one process, the 256 MiB memcg, lzo-rle.
+The per-page reclaim cost stays at its prior: per page like the zeroing at
+the write bandwidth, these rows cannot tell the two apart.
 Held out: every other configuration (two processes, the 512 MiB memcg,
 lz4), the throughput and the TLB shootdowns per swapped page, via
 :func:`mmcost.measure.verify`.

@@ -6,7 +6,9 @@ rows carry the rest (1 or 2 processes of 768 MiB, a 256 MiB memcg, 4K-2M
 folios) and each run's measured large-folio share (its mTHP counters).
 
 Free: the per-folio reclaim cost and one core's write bandwidth, fitted to
-the one-process runs only. Held out: every two-process run (two mms sharing
+the one-process runs only. The per-page reclaim cost stays at its prior:
+per page like the zeroing at the write bandwidth, these rows cannot tell the
+two apart. Held out: every two-process run (two mms sharing
 one memcg's LRU, reclaiming each other's pages on 2 vCPUs) and the TLB
 shootdowns per swapped page, which no run was fitted to.
 """

@@ -10,7 +10,9 @@ rest (70 processes, 1 GiB each, 40 GiB memcg, brd, arm64).
 The table holds changes against the 4K baseline, so only cost ratios matter.
 Free: the split cost per subpage, the broadcast TLBI cost at the DVM node,
 the per-folio reclaim cost and the si->lock hold per allocation; all four
-land within one prior width. The other costs stay at their priors and vary
+land within one prior width. The per-page reclaim cost stays at its prior:
+these rows move it exactly as they move the per-folio one (the fit's
+NotIdentifiableWarning when both are freed). The other costs stay at their priors and vary
 in the bands. Held out: each cell predicted by a fit to the other eight.
 Known miss: whole 64K folios, predicted level with 2M (see the notebook).
 """

@@ -13,8 +13,9 @@ three times more for its ``swap_map`` count (``swap_duplicate`` at unmap,
 8 single-threaded processes whose pages share one LRU,
 so most unmaps IPI another process's CPU; PMEM written by the CPU.
 
-Free: the per-page reclaim cost and the two tree-lock holds, fitted to the
-base kernel only (throughput, swap-out rate, the four call sites' cycle
+Free: the per-folio reclaim cost (4K folios only: the per-page part, which
+these rows see only in their sum, stays at its prior) and the two tree-lock
+holds, fitted to the base kernel only (throughput, swap-out rate, the four call sites' cycle
 shares). Held out: the patched kernel (``writeback_tags`` off), every
 published change. The swapped share is the base kernel's own swap-out /
 throughput ratio (no memcg: the test fills RAM and part of swap).
