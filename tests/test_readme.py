@@ -95,6 +95,7 @@ def test_readme_shell_block_runs_verbatim(block, tmp_path):
         fresh = tomllib.loads((tmp_path / "out" / discrepancy.TABLE).read_text(encoding="utf-8"))["tau"]
         assert fresh == pytest.approx(discrepancy.shipped(), rel=0.02), "data/structural_error.toml is stale"
         assert "leave one source out" in text and (tmp_path / "out" / "calibration.png").stat().st_size > 10_000
+        assert "not yet known" not in text  # every source that misses says where its misses point (Study.miss)
     if "--figure" in block:
         assert (tmp_path / "verify.png").stat().st_size > 10_000
 

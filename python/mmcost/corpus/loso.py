@@ -317,7 +317,15 @@ def report(ev: pd.DataFrame, shipped: dict[str, float]) -> tuple[list[str], dict
         was = shipped.get(fam)
         lines.append(f"{fam:<11} tau = {v:.4g} ({unit})" + ("" if was is None or np.isclose(was, v, rtol=0.02)
                                                              else f"  [shipped: {was:.4g}, stale]"))
-    lines += ["```", "", "![calibration](calibration.png)", ""]
+    lines += ["```", ""]
+    below = [name for name, r in summary(ev, "source").iterrows() if name != "all" and r["hits"] < r["rows"] / 2]
+    if below:
+        lines += ["Sources with fewer than half their rows hit, and where each miss points:", ""]
+        for name in below:
+            said = getattr(studies.get(name), "miss", "") or "not yet known"
+            lines += [report_wrap(f"- {name}: {said}.")]
+        lines.append("")
+    lines += ["![calibration](calibration.png)", ""]
     return lines, t
 
 

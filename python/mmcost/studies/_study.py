@@ -51,6 +51,9 @@ class Study:
     free: ClassVar[tuple[str, ...]] = ()
     #: level of held_out()'s lo/hi band
     level: ClassVar[float] = 0.9
+    #: where this source's leave-one-source-out misses point (a mechanism missing or a prior wrong on its
+    #: machine), for the report's table; "" where nothing is known to miss
+    miss: ClassVar[str] = ""
 
     def __init__(self):
         self._fit: FitResult | None = None

@@ -25,6 +25,8 @@ from ._study import Section, Study
 
 class Kvm618Usemem(Study):
     id = "kvm_6_18_usemem"
+    miss = ("its runs came from another VM of this kind than kvm_6_18_swapout's, about 15% faster; the joint fit "
+            'gives every generic-x86 guest one machine factor (a profile per VM, issue 34, tells them apart)')
     mechanism = SwapModel
     free = ("reclaim_us_per_folio", "core_write_gb_s")
 

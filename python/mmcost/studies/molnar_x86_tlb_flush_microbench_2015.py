@@ -76,6 +76,8 @@ def preset_cycles(preset: str) -> dict[str, float]:
 
 class MolnarX86TlbFlushMicrobench(Study):
     id = "molnar_x86_tlb_flush_microbench_2015"
+    miss = ("the presets' generic cycle counts (250 per INVLPG or CR3 flush) against the thread's measured "
+            'per-primitive costs (a CR3 flush at 152 cycles on Intel)')
     mechanism = type(None)
     free = ()
     NOT_EXPRESSIBLE = (

@@ -51,6 +51,8 @@ TIMES = "llama_total_time_ms"
 
 class ParkLufV11(Study):
     id = "park_luf_v11"
+    miss = ("predicted with migrc's costs, whose known miss it shares: a runtime change of about -0.4% for -4.5%, "
+            'the TLB refill cost after a full flush being the missing mechanism (migrc_tlb)')
     mechanism = TlbModel
     free = ()
 

@@ -34,6 +34,8 @@ EXPERIMENT = "vm_scalability_swap_w_seq"
 
 class SwapcacheWbTags(Study):
     id = "swapcache_wb_tags"
+    miss = ('its v4.7-era costs are shared with no other fitted source (they fall back to their priors), and the '
+            "era's reclaim path (issue 35) is not fully modelled")
     mechanism = SwapModel
     free = ("reclaim_us_per_folio", "swapcache_us_per_folio", "tag_hold_us_per_page")
 
