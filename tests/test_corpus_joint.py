@@ -143,3 +143,22 @@ def test_member_errors_name_the_field():
 def test_a_widened_change_never_falls_below_minus_100_percent():
     lo, hi = discrepancy.widen("change", [-91.4], [-93.0], [-89.0], 0.9, 7.0)
     assert lo[0] == -100.0 and hi[0] > -89.0
+
+
+def test_a_family_seen_in_too_few_sources_borrows_the_pooled_log_space_tau():
+    """Residuals of 0.5 in log in two sources of family 'other' cannot give a
+    tau of their own: each row's nested tau is the pooled one of every log
+    family of the other sources (here 'time', residuals 0.3 with no own spread)."""
+    import pandas as pd
+
+    from mmcost.corpus import loso
+
+    rows = pd.DataFrame({
+        "source": ["a", "b"] + [f"t{k}" for k in range(6)],
+        "family": ["other", "other"] + ["time"] * 6,
+        "residual": [0.5, -0.5] + [0.3, -0.3] * 3,
+        "own_sd": [0.0] * 8,
+    })
+    tau = loso.nested_tau(rows)
+    assert tau[0] == pytest.approx(math.sqrt((0.25 + 6 * 0.09) / 7), rel=1e-3)  # b's and the times' rows
+    assert tau[2] == pytest.approx(0.3, rel=1e-3)  # 'time' keeps its own: 5 other sources

@@ -24,7 +24,9 @@ has 10-200 rows from 3-20 sources, one scalar per family is all the data can
 pin down, and the marginal likelihood of one scalar needs no sampler; the
 price is that ``tau``'s own uncertainty is not in the band, which the nested
 evaluation in :mod:`.loso` (each source's ``tau`` estimated without it)
-charges to the measured coverage, where it shows.
+charges to the measured coverage, where it shows. A log-space family seen in
+fewer than three sources (``mmcost.corpus.loso.MIN_SOURCES``) takes the tau
+of every log-space family pooled.
 
 A count's background: a count of 0 (no flush IPI seen) cannot be compared in
 log space, so a family's count residuals add to value and prediction the

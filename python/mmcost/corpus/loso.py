@@ -154,17 +154,30 @@ def _space(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return r, s
 
 
+#: a family's own tau needs residuals from at least this many sources; with fewer (one thread's perf
+#: shares) its rows share the tau of every log-space family pooled: a variance from one or two groups
+#: of correlated rows says little about the next source
+MIN_SOURCES = 3
+
+
+def _tau(rows: pd.DataFrame, fam: str) -> float:
+    own = rows[rows["family"] == fam]
+    if own["source"].nunique() < MIN_SOURCES and fam not in discrepancy.ADDITIVE:
+        own = rows[~rows["family"].isin(discrepancy.ADDITIVE)]
+    return discrepancy.estimate_tau(own["residual"], own["own_sd"])
+
+
 def taus(rows: pd.DataFrame) -> dict[str, float]:
-    """The structural error per family from LOSO rows (:func:`discrepancy.estimate_tau`)."""
-    return {fam: discrepancy.estimate_tau(g["residual"], g["own_sd"]) for fam, g in rows.groupby("family")}
+    """The structural error per family from LOSO rows (:func:`discrepancy.estimate_tau`;
+    a family with rows from fewer than :data:`MIN_SOURCES` sources takes the pooled log-space tau)."""
+    return {fam: _tau(rows, fam) for fam in sorted(rows["family"].unique())}
 
 
 def nested_tau(rows: pd.DataFrame) -> np.ndarray:
-    """Per row, its family's tau estimated from the other sources' rows only."""
+    """Per row, its family's tau estimated from the other sources' rows only (as :func:`taus`)."""
     out = np.full(len(rows), np.nan)
     for (src, fam), idx in rows.groupby(["source", "family"], sort=False).indices.items():
-        others = rows[(rows["family"] == fam) & (rows["source"] != src)]
-        out[idx] = discrepancy.estimate_tau(others["residual"], others["own_sd"])
+        out[idx] = _tau(rows[rows["source"] != src], fam)
     return out
 
 
