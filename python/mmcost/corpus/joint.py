@@ -85,12 +85,7 @@ class Member:
 
     def local_values(self, theta: dict[str, float]) -> dict[str, float]:
         """Its linked parameters' values at global values ``theta``, clipped to their bounds."""
-        p = self.model.params
-        out = {}
-        for lk in self.links:
-            v = theta[lk.shared] * (math.exp(theta[lk.factor]) if lk.factor else 1.0)
-            out[lk.local] = float(min(max(v, p[lk.local].lower), p[lk.local].upper))
-        return out
+        return _local_values(self.model, self.links, theta)
 
     def predict(self, theta: dict[str, float]) -> np.ndarray:
         return self._plan(self.local_values(theta))
@@ -156,9 +151,7 @@ class JointFit:
         for i, g in enumerate(extra):
             cov_g[len(names) + i, len(names) + i] = fallback[g].prior.width ** 2
         pos = {n: i for i, n in enumerate(allg)}
-        member = Member.__new__(Member)  # (a member's value map without planning rows)
-        member.model, member.links = fit.model, links
-        vals = Member.local_values(member, mean)
+        vals = _local_values(fit.model, links, mean)
         jac = np.zeros((len(links), len(allg)))
         for i, lk in enumerate(links):
             e = math.exp(mean[lk.factor]) if lk.factor else 1.0
@@ -179,6 +172,16 @@ class JointFit:
                 at_bound[lk.local] = self.at_bound[lk.shared]
         return replace(fit, model=model, covariance=pd.DataFrame(cov, index=allnames, columns=allnames),
                        at_bound=at_bound)
+
+
+def _local_values(model: Model, links, theta: dict[str, float]) -> dict[str, float]:
+    """``model``'s linked parameters at global values ``theta``: shared x exp(factor), clipped to bounds."""
+    p = model.params
+    out = {}
+    for lk in links:
+        v = theta[lk.shared] * (math.exp(theta[lk.factor]) if lk.factor else 1.0)
+        out[lk.local] = float(min(max(v, p[lk.local].lower), p[lk.local].upper))
+    return out
 
 
 def _residuals(members, names, theta_vec, priors):

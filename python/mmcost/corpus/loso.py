@@ -66,24 +66,21 @@ def predictive_fit(study, joint, fallback):
     return fit, conditional
 
 
-class _AsStudy:
-    """``study`` answering ``fit()`` with another fit (its held_out() then predicts with it)."""
-
-    def __new__(cls, study, fit):
-        fresh = type(study)()
-        fresh.fit = lambda: fit
-        return fresh
+def _with_fit(study, fit):
+    """A fresh instance of ``study`` whose ``fit()`` is ``fit`` (its held_out() then predicts with it)."""
+    fresh = type(study)()
+    fresh.fit = lambda: fit
+    return fresh
 
 
 def _background(rows: pd.DataFrame) -> np.ndarray:
-    """Per row of a count family: 1% of its metric's median nonzero published value (0 for other families)."""
+    """Per row of a count family: its metric's background (:func:`discrepancy.background` of the
+    published values; 1 count where all are 0); 0 for other families."""
     out = np.zeros(len(rows))
+    published = rows["published"].to_numpy(float)
     for metric, idx in rows.groupby("metric", sort=False).indices.items():
-        if discrepancy.family(metric) != "count":
-            continue
-        v = np.abs(rows["published"].to_numpy(float)[idx])
-        v = v[v > 0]
-        out[idx] = 0.01 * float(np.median(v)) if len(v) else 1.0
+        if discrepancy.family(metric) == "count":
+            out[idx] = discrepancy.background("count", published[idx]) or 1.0
     return out
 
 
@@ -108,7 +105,7 @@ def source_rows(study, joint, fallback, is_member: bool) -> pd.DataFrame:
                                    "lo": pred["lo"], "hi": pred["hi"],
                                    "sigma": schema.published_sigma(rows)}))
     if study.has_held_out() and not getattr(study, "held_out_refits", False):
-        held = (study if fit is None else _AsStudy(study, fit)).held_out()
+        held = (study if fit is None else _with_fit(study, fit)).held_out()
         parts.append(held.assign(kind="held out", sigma=study.held_out_sigma())[
             ["kind", "metric", "configuration", "published", "predicted", "lo", "hi", "sigma"]])
     if not parts:
