@@ -29,3 +29,21 @@ def test_throughput_of_each_layout_is_predicted(held, layout, tolerance):
     tp = held[(held["metric"] == "usemem_throughput_kib_s") & held["configuration"].str.startswith(layout)]
     assert tp["predicted"].median() == pytest.approx(tp["published"].median(), rel=tolerance)
     assert ((tp["lo"] <= tp["published"]) & (tp["published"] <= tp["hi"])).all()
+
+
+def test_a_held_out_row_has_its_configurations_repetition_spread_as_sigma():
+    """The runs are this source's published spread: each held-out row's sigma
+    is the sample standard deviation of its variant's runs, computed here
+    from the raw rows with the standard library."""
+    import statistics
+
+    study = studies.get("kvm_6_18_memcgs")
+    data = study.data()
+    held = study.held_out()
+    sigma = study.held_out_sigma()
+    assert len(sigma) == len(held) > 0
+    for (metric, config), s in zip(zip(held["metric"], held["configuration"]), sigma):
+        variant = config.rsplit(", ", 1)[0]
+        values = data[(data["metric"] == metric) & (data["variant"] == variant)]["value"].tolist()
+        assert len(values) >= 2
+        assert s == pytest.approx(statistics.stdev(values), rel=1e-12)

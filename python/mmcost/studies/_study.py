@@ -130,10 +130,18 @@ class Study:
 
     def held_out_sigma(self) -> np.ndarray:
         """Per held-out row, the published standard deviation of the number
-        predicted (``stddev``, or ``stddev_pct`` of its value), NaN where none is."""
+        predicted (``stddev``, or ``stddev_pct`` of its value), NaN where none is.
+
+        A measured source publishes its repetitions instead: where the held-out
+        table has a ``stddev`` column (the spread of the configuration's runs,
+        :func:`repetition_sd`) that is the row's standard deviation, as an LKP
+        table's ``%stddev`` is over its runs."""
+        held = self.held_out()
+        if "stddev" in held.columns:
+            return held["stddev"].to_numpy(float)
         df = self.data().reset_index(drop=True)
         out = []
-        for r in self.held_out().itertuples():
+        for r in held.itertuples():
             i = _match(df, None, r.metric, r.published)
             sd = np.nan
             if i is not None:
@@ -163,12 +171,16 @@ class Study:
 
     # --- helpers for subclasses -------------------------------------------------------------
     @staticmethod
-    def _held_out_frame(rows: pd.DataFrame, configuration, pred: pd.DataFrame) -> pd.DataFrame:
+    def _held_out_frame(rows: pd.DataFrame, configuration, pred: pd.DataFrame, stddev=None) -> pd.DataFrame:
+        """The held-out table; ``stddev``, where given, is each row's repetition
+        spread (:func:`repetition_sd`), read by :meth:`held_out_sigma`."""
         out = pd.DataFrame({"metric": rows["metric"].to_numpy(), "configuration": list(configuration),
                             "published": rows["value"].to_numpy(float), "predicted": pred["best"].to_numpy(float),
                             "lo": pred["lo"].to_numpy(float), "hi": pred["hi"].to_numpy(float)})
         out["error"] = out["predicted"] - out["published"]
-        return out[HELD_OUT_COLUMNS]
+        if stddev is None:
+            return out[HELD_OUT_COLUMNS]
+        return out[HELD_OUT_COLUMNS].assign(stddev=np.asarray(stddev, dtype=float))
 
     def _leave_one_out(self, by: list[str] | None = None, n_samples: int = 60) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Each row (or group) predicted, with its band, by a refit without it."""
@@ -217,6 +229,17 @@ def select(df: pd.DataFrame, **where) -> pd.Series:
         else:
             mask &= s == want
     return mask
+
+
+def repetition_sd(runs: pd.DataFrame, by: list[str], rows: pd.DataFrame | None = None) -> np.ndarray:
+    """Per row of ``rows`` (default: ``runs`` itself), the sample standard
+    deviation of ``value`` over the ``runs`` that share its ``by`` columns (one
+    value per run: a configuration's repetitions); NaN where fewer than two."""
+    by = [c for c in by if c in runs.columns]
+    sd = runs.groupby(by, dropna=False)["value"].std()
+    target = runs if rows is None else rows
+    keys = pd.MultiIndex.from_frame(target[by]) if len(by) > 1 else pd.Index(target[by[0]])
+    return sd.reindex(keys).to_numpy(float)
 
 
 def hit(metric: str, published: float, predicted: float, sigma: float | None = None) -> bool:

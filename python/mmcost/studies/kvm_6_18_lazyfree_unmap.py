@@ -23,7 +23,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..tlb import TlbModel
-from ._study import Section, Study
+from ._study import Section, Study, repetition_sd
 
 FITTED_KB = (4, 64)
 
@@ -59,9 +59,11 @@ class Kvm618LazyfreeUnmap(Study):
 
     def held_out(self) -> pd.DataFrame:
         r = self.rows()
-        rows = self._medians(r[~r["folio_kb"].isin(FITTED_KB)])
+        runs = r[~r["folio_kb"].isin(FITTED_KB)]
+        rows = self._medians(runs)
         pred = self.fit().predict(rows, level=self.level, n_samples=100, seed=4, fixed_priors=True)
-        return self._held_out_frame(rows, [f"{int(kb)}K folios" for kb in rows["folio_kb"]], pred)
+        return self._held_out_frame(rows, [f"{int(kb)}K folios" for kb in rows["folio_kb"]], pred,
+                                    stddev=repetition_sd(runs, ["folio_kb"], rows))
 
     def before_batching(self) -> pd.DataFrame:
         """Every size on a v6.14 kernel (no batched lazyfree unmap), best and

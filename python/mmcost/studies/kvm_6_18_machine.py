@@ -78,7 +78,7 @@ class Kvm618Machine(Study):
         rows = t.rename(columns={"measured": "value"})
         config = [f"{m.split('_')[0]}, {kb}K, {p} proc, {mb:g}M, {c}" for m, kb, p, mb, c in
                   zip(t["metric"], t["folio_kb"], t["processes"], t["memcg_mb"], t["compressor"])]
-        return self._held_out_frame(rows, config, t)
+        return self._held_out_frame(rows, config, t, stddev=t["sd"])
 
     def summary(self) -> pd.DataFrame:
         """Per CPU model (the profile, the profile without its IPI costs, the

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from . import get
-from ._study import Section, Study
+from ._study import Section, Study, repetition_sd
 
 
 class Kvm618Memcgs(Study):
@@ -38,7 +38,8 @@ class Kvm618Memcgs(Study):
     def held_out(self) -> pd.DataFrame:
         rows = self.rows()
         pred = self.fit().predict(rows, level=self.level, n_samples=60, seed=7, fixed_priors=True)
-        return self._held_out_frame(rows, [f"{v}, {r}" for v, r in zip(rows["variant"], rows["run"])], pred)
+        sd = repetition_sd(rows, ["metric", "variant"])
+        return self._held_out_frame(rows, [f"{v}, {r}" for v, r in zip(rows["variant"], rows["run"])], pred, stddev=sd)
 
     def summary(self) -> str:
         held = self.held_out()

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..fit import NotIdentifiableWarning
 from ..swap import SwapModel
-from ._study import Section, Study
+from ._study import Section, Study, repetition_sd
 
 
 class Kvm618Munmap(Study):
@@ -55,7 +55,8 @@ class Kvm618Munmap(Study):
 
     def _predicted(self, fit, rows: pd.DataFrame) -> pd.DataFrame:
         pred = fit.predict(rows, level=self.level, n_samples=100, seed=5, fixed_priors=True)
-        return self._held_out_frame(rows, [f"{int(p)} proc" for p in rows["processes"]], pred)
+        return self._held_out_frame(rows, [f"{int(p)} proc" for p in rows["processes"]], pred,
+                                    stddev=repetition_sd(rows, ["metric", "processes"]))
 
     def held_out(self) -> pd.DataFrame:
         r = self.rows()

@@ -27,7 +27,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..tlb import TlbModel
-from ._study import Section, Study
+from ._study import Section, Study, repetition_sd
 
 PER_FOLIO = ("tlb_shootdowns_per_folio", "ipi_receive_us_per_folio", "flush_ipi_sender_us_per_folio")
 
@@ -92,7 +92,7 @@ class Kvm618PageoutFlush(Study):
                 .assign(experiment="pageout_flush", cpus=2, virtualized=True))
         pred = self.fit().predict(rows, level=self.level, n_samples=100, seed=3, fixed_priors=True)
         names = [f"{v} ({m.removesuffix('_per_folio')})" for v, m in zip(rows["variant"], rows["metric"])]
-        self._held = self._held_out_frame(rows, names, pred)
+        self._held = self._held_out_frame(rows, names, pred, stddev=repetition_sd(r, ["variant", "metric"], rows))
         return self._held.copy()
 
     def prior_costs(self) -> dict:

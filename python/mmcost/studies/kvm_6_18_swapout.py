@@ -58,6 +58,7 @@ class Kvm618Swapout(Study):
         out = pd.DataFrame({"metric": t["metric"], "configuration": config, "published": t["measured"],
                             "predicted": t["best"], "lo": t["lo"], "hi": t["hi"]})
         out["error"] = out["predicted"] - out["published"]
+        out["stddev"] = t["sd"].to_numpy(float)  # the configuration's repetitions
         return out
 
     def sections(self) -> list[Section]:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..measure.verify import model_rows
 from ..swap import SwapModel
-from ._study import Section, Study
+from ._study import Section, Study, repetition_sd
 
 
 class Kvm618Usemem(Study):
@@ -45,7 +45,8 @@ class Kvm618Usemem(Study):
         pred = self.fit().predict(rows, level=self.level, n_samples=60, seed=7, fixed_priors=True)
         config = [f"{m.split('_')[0]}, {kb}K, {p} proc, {run}" for m, kb, p, run in
                   zip(rows["metric"], rows["folio_kb"], rows["processes"], rows["run"])]
-        return self._held_out_frame(rows, config, pred)
+        sd = repetition_sd(r, ["metric", "folio_kb", "processes", "memcg_mb", "compressor"], rows)
+        return self._held_out_frame(rows, config, pred, stddev=sd)
 
     def sections(self) -> list[Section]:
         fit = self.fit()
