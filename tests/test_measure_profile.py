@@ -232,3 +232,45 @@ def test_measure_machine_dry_run_changes_nothing_and_says_what_it_would(tmp_path
     prof = P.machine(None, dry_run=True, machine_control=m, progress=False, root=tmp_path)
     assert prof.costs == {} and any("would measure flush IPIs" in s for s in said)
     assert not list(tmp_path.rglob("*.journal"))
+
+
+def _bundled_profile():
+    from mmcost import datasets
+
+    return str(datasets.path("kvm_6_18_machine") / "profile_b.toml")
+
+
+@pytest.mark.parametrize("column, theirs, status", [
+    ("machine_profile", "profile-id", "same"),            # (the profile's own id, filled in below)
+    ("machine_profile", "machine.toml@0123456789ab", "other"),
+    ("boot_id", "1901ae91-0d86-411b-93a4-a42f4e41b06b", "same"),
+    ("boot_id", "00000000-0000-0000-0000-000000000000", "other"),
+    ("kernel", "6.18.44-fc-v973", "other"),             # kvm_6_18_swapout's VM: another build, another host
+])
+def test_verify_says_whether_the_profile_is_the_runs_machine(column, theirs, status):
+    import pandas as pd
+    from mmcost.measure.verify import machine_match
+    from mmcost.swap import SwapModel
+
+    path = _bundled_profile()
+    if theirs == "profile-id":
+        theirs = P.profile_id(path)
+    runs = pd.DataFrame({column: [theirs, theirs]})
+    got = machine_match(runs, SwapModel(cpu_model=path))
+    assert (got["status"], got["by"]) == (status, column)
+    assert ("WARNING" in got["text"]) == (status == "other")
+
+
+def test_verify_compares_the_most_specific_record_and_names_mixed_runs():
+    import pandas as pd
+    from mmcost.measure.verify import machine_match
+    from mmcost.swap import SwapModel
+
+    path = _bundled_profile()
+    model = SwapModel(cpu_model=path)
+    # the boot ids disagree with the profile even though the kernel build is the same: boot_id decides
+    runs = pd.DataFrame({"boot_id": ["1901ae91-0d86-411b-93a4-a42f4e41b06b", "ffffffff-0000-0000-0000-000000000000"],
+                         "kernel": ["6.18.44-fc-v1147"] * 2})
+    assert machine_match(runs, model)["status"] == "mixed"
+    assert machine_match(pd.DataFrame({"value": [1.0]}), model)["status"] == "unknown"
+    assert machine_match(runs, SwapModel())["status"] == ""  # no profile: nothing to say

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import io
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -298,8 +299,62 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     table["in_band"] = np.where(flat, tiny | ((table["measured"] - table["best"]).abs() <= table["tol"]), banded)
     table["in_band"] = table["in_band"].astype(bool)
     fitted = set() if fit_query is None else set(fit_rows["run"])
-    return dict(fit=fit, table=table, text=_text(table, fit_query, level, tolerance, busy, fitted),
-                figure=_figure(fit, rows, table, level, cols))
+    machine = machine_match(runs, m)
+    text = _text(table, fit_query, level, tolerance, busy, fitted)
+    if machine["text"]:
+        text += "\n" + "\n".join(textwrap.wrap(machine["text"], 80))
+    return dict(fit=fit, table=table, text=text, figure=_figure(fit, rows, table, level, cols), machine=machine)
+
+
+# what a run records of its machine, from the most to the least specific
+_RUN_IDS = (("machine_profile", "profile"), ("boot_id", "boot_id"), ("kernel", "kernel"))
+
+
+def machine_match(runs: pd.DataFrame, model: SwapModel) -> dict:
+    """Whether ``model``'s machine profile (``cpu_model=<profile.toml>``) was
+    measured on the machine the runs ran on.
+
+    Per-primitive costs differ between VMs of one kind (one flush IPI cost
+    1.3, 11.4 and 28.6 us on three of this project's 6.18 guests), so a
+    profile predicts only its own machine's runs. Compared, from the most to
+    the least specific record both sides have: the runs' ``machine_profile``
+    with the profile's id (:func:`mmcost.measure.profile.profile_id`), their
+    ``boot_id`` with the one the profile recorded, their ``kernel`` release
+    with its kernel (a build string such as ``6.18.44-fc-v1147``: the same
+    build may run on other hosts, so a match there is weaker).
+
+    Returns ``status`` (``same``, ``other``, ``mixed``: the runs disagree among
+    themselves, ``unknown``: nothing to compare, or ``""`` when the model uses
+    no profile), ``by`` (the record compared) and ``text`` (one sentence, or
+    empty)."""
+    name = model.cpu_model
+    if not (isinstance(name, str) and name.strip().lower().endswith(".toml")):
+        return dict(status="", by="", text="")
+    from .profile import load, profile_id
+
+    desc = load(name).description
+    ours = {"profile": profile_id(name), "boot_id": str(desc.get("boot_id", "")),
+            "kernel": str(desc.get("kernel", ""))}
+    label = Path(name).name
+    for column, key in _RUN_IDS:
+        if column not in runs.columns or not ours[key]:
+            continue
+        seen = sorted({str(v) for v in runs[column].dropna() if str(v).strip()})
+        if not seen:
+            continue
+        if seen == [ours[key]]:
+            weak = " (a kernel build may run on other hosts too)" if key == "kernel" else ""
+            return dict(status="same", by=column, text=f"machine: the runs' {column} is the profile's ({label}): "
+                        f"its measured costs are the runs' machine's{weak}.")
+        status = "other" if ours[key] not in seen else "mixed"
+        shown = ", ".join(seen[:3]) + (", ..." if len(seen) > 3 else "")
+        return dict(status=status, by=column,
+                    text=f"machine: WARNING the runs' {column} ({shown}) is {'not' if status == 'other' else 'not only'}"
+                         f" the profile's ({ours[key]}, {label}): its costs were measured on another machine, and "
+                         "per-primitive costs differ between VMs of one kind (a flush IPI 1.3-28.6 us on three 6.18 "
+                         "guests); run mmcost measure machine where the runs ran.")
+    return dict(status="unknown", by="", text=f"machine: the runs record no machine_profile, boot_id or kernel to "
+                f"compare with the profile's ({label}).")
 
 
 def _fmt_config(col: str, value) -> str:
