@@ -467,3 +467,49 @@ def test_zswap_that_compresses_nothing_names_the_field():
     with pytest.raises(ValueError, match="^compression_ratio: zswap keeping every page at full size"):
         small(swap_device="zswap", compression_ratio=1.0, zswap_writeback_share=0.0)
     assert small(swap_device="zswap", compression_ratio=1.0, zswap_writeback_share=0.75).solve()["swapout_kib_s"] > 0
+
+
+# --- the package: paths, stations, the two rules (issue 36) ----------------------------------------------
+def test_every_hold_a_path_returns_is_named_with_its_unit_and_read_by_a_station():
+    """Each key a path returns is in paths.HOLDS with a unit; each key a station row reads is a key some path
+    returns; the per-folio-written keys are exactly those named for the fault."""
+    from mmcost.swap import paths, stations
+
+    m = small(kernel="4.8", arch="arm64", cpu_model=None, swap_device="zswap", zswap_writeback_share=0.3,
+              folio_kb=2048, madvise=True)
+    returned = set(paths.swap_out(m, 2048, True)) | set(paths.swap_out(m, 2048, False)) | set(paths.exit_free(m))
+    returned |= set(paths.exit_free(small(kernel="6.6", swap_device="zram")))  # the slot cache's batched free
+    assert returned <= set(paths.HOLDS)
+    assert all(unit in ("us", "bytes", "TLBIs", "count") for unit, _ in paths.HOLDS.values())
+    read = {k for row in stations.WRITERS + stations.EXITS for site in row.sites for k in site.keys}
+    assert read <= set(paths.HOLDS)
+    assert paths.PER_WRITTEN == {"fault", "memcg_fault", "zone_fault", "dram_fault"}
+
+
+def test_the_network_is_built_from_the_rows_in_path_order():
+    """v4.8 on arm64, 64K folios split (no mTHP swap-out then): the stations in the order the path takes
+    them, written out by hand from the kernel's v4.8 swap-out path, and the per-written DRAM bytes divided
+    by the swapped share."""
+    from mmcost.swap import paths
+
+    m = small(kernel="4.8", arch="arm64", cpu_model=None, anon_mthp=True, folio_kb=64, large_share=1.0,
+              mem_bw_gb_s=10.0)
+    net = m.system()
+    assert [lock.name for lock in net.locks] == ["lru_lock", "si_lock", "swap_avail_lock", "zone_lock",
+                                                 "memcg_counter", "swapcache", "dvm", "brd_xa", "dram"]
+    sites = [c.site for c in net.critical]
+    assert sites[:2] == ["isolate_lru_folios", "get_swap_pages"]
+    assert sites[2:5] == ["__swap_duplicate", "page_swapcount", "swapcache_free"]  # si->lock before v4.11
+    assert sites.index("__add_to_swap_cache") < sites.index("__test_set_page_writeback") < \
+        sites.index("test_clear_page_writeback") < sites.index("__remove_mapping")
+    d, _ = paths.swap_out_mix(m)
+    s = 1 - 4096 / (8 * 1024)
+    dram = [c for c in net.critical if c.site == "memory_bandwidth"][0]
+    assert dram.hold.mean_us == pytest.approx((d["dram_fault"] / s + d["dram"]) / (10.0 * 1e3), rel=1e-12)
+
+
+def test_swap_devices_keeps_its_old_name():
+    import mmcost.swap.devices as new
+    import mmcost.swap_devices as old
+
+    assert old.COMPRESSORS is new.COMPRESSORS and old.compress_us_per_page is new.compress_us_per_page

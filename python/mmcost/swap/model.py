@@ -1,69 +1,4 @@
-"""Swap-out throughput: tasks writing anonymous memory into a memcg that must swap.
-
-:class:`SwapModel` is the usemem / vm-scalability ``swap-w-seq`` workload as
-the kernel runs it, and a :class:`~mmcost.mechanism.Mechanism`: every field
-below is a fitted parameter, a fixed parameter with a prior, or a column of
-the user's frame (``SwapModel().fit(df)``, ``fit.predict(configs)``).
-
-``processes`` processes of ``threads`` threads each (one mm per process)
-write ``bytes_per_process`` into a memcg of ``memcg_mb``; everything beyond
-the limit is reclaimed by the writers themselves (memcg direct reclaim:
-``try_charge_memcg`` -> ``try_to_free_mem_cgroup_pages``) and written to the
-swap device. In steady state each writer alternates faulting in new folios
-and reclaiming old ones, so the operation is *swap out one folio*:
-
-- fault side, for the 1/s folios written per folio swapped (s = swapped
-  share): the fault (``do_anonymous_page``, ``alloc_anon_folio`` for mTHP,
-  ``do_huge_pmd_anonymous_page`` for 2M), ``clear_page`` at one core's write
-  bandwidth, one PTE (or PMD) install and one first-touch page walk per
-  translation (a 2-D walk in a guest), and usemem's own store;
-- reclaim side (``shrink_folio_list``): the lruvec lock, the rmap walk and
-  unmap (one entry per PTE, one PMD for a 2M THP), and its TLB flush. The
-  reclaimer's own work has a part paid once per folio whatever its size
-  (``reclaim_us_per_folio``: folio lock, the rmap walks' set-up, add_to_swap,
-  pageout's bio, the free) and a part per 4K page (``reclaim_us_per_page``:
-  the unmap loop's step, the entry's swap count and counters per PTE, the
-  young-bit test, swap_cgroup_record), besides the PTE writes (``pte_us``)
-  and the swap cache entries (``swapcache_us_per_page``); data at one folio
-  size see only their sum, and a fit freeing both says so. A dirty
-  folio is flushed before ``pageout()`` (``try_to_unmap_flush_dirty``,
-  commit d950c9477d51, v4.3), so an anonymous folio being swapped out is
-  flushed alone, not once per 32-folio batch. The flush goes to the CPUs of
-  the *owner's* mm: the memcg's LRU mixes the pages of every process in it,
-  so a reclaimer mostly unmaps other processes' pages and IPIs the CPUs they
-  run on (x86; remote shootdowns, VM exits in a guest) or broadcasts TLBIs
-  that queue at the interconnect's DVM node and waits one DSB per flush
-  (arm64); swap slot allocation under ``si->lock`` (or per-cluster locks),
-  and before v4.11 (235b62176712) ``si->lock`` three more times a page for
-  the entry's ``swap_map`` count: ``try_to_unmap_one`` -> ``swap_duplicate``,
-  ``swap_writepage`` -> ``try_to_free_swap`` -> ``page_swapcount``, and the
-  swap-cache removal, ``__remove_mapping`` -> ``swapcache_free`` ->
-  ``swap_info_get`` (``swap_map_lock``; from v4.11 the cluster's own lock,
-  taken by the CPU that allocated the cluster, so no station);
-  the swap cache, the device's CPU work (copy, compression, I/O submit), free;
-- a large folio the kernel cannot swap out whole (before v6.10 below PMD
-  size: ``add_to_swap`` fails, ``split_folio_to_list`` splits it) pays the
-  split under the lruvec lock, the split's unmap/remap of every PTE with one
-  flush, then the 4K path per page; ``contiguous_failure`` of the others
-  fail their contiguous slot allocation and split after the failed scan.
-
-Who reclaims: under a memcg limit the writers themselves; under global
-reclaim kswapd (one thread per node, owner of no mm, so all its flushes are
-remote) takes the share its CPU can and the allocators reclaim the rest
-(``kswapd_share``). A direct reclaimer that finds too many pages isolated
-sleeps (``too_many_isolated``), off-CPU. At exit every process frees its
-swap entries (:meth:`SwapModel.exit_system`), which ``real_time_s`` includes
-and usemem's throughput does not.
-
-The writers contend at the shared stations (lruvec lock, ``si->lock``, the
-swap cache tree lock where it was one, ``swap_avail_lock``, the memcg page
-counter, ``zone->lock`` for orders the per-CPU lists skip, zsmalloc's class
-lock, brd's page tree, the arm64 DVM node, a block device, DRAM bandwidth)
-through :class:`mmcost.locks.LockSystem`: exact MVA (``solve()``) or the C++
-DES (``solve("simulated")``). At most ``cpus``
-writers run at once (a spinlock holder is not preempted), so more tasks than
-CPUs time-share the CPUs. Times in microseconds.
-"""
+"""The swap model's fields, their checks and priors, and its solve (see :mod:`mmcost.swap`)."""
 
 from __future__ import annotations
 
@@ -73,24 +8,16 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from . import _validate as v
-from . import cpu_models, lanes
-from .lanes import any_of, maximum, minimum
-from .locks import Critical, Dist, Lock, LockSystem, Work, analytic_many
-from .mechanism import Mechanism, Quantity, Result, knob
-from .model import Prior
-from .tlb import flush_targets
-from .swap_devices import COMPRESSED, COMPRESSORS, DEVICES, RAM_DISKS, compress_us_per_page, decompress_us_per_page
-
-PAGE_KB = 4
-PMD_KB = 2048
-#: folios per shrink_folio_list call (SWAP_CLUSTER_MAX, include/linux/swap.h)
-RECLAIM_BATCH = 32
-#: swap slots taken under si->lock per per-CPU cache refill (SWAP_SLOTS_CACHE_SIZE, mm/swap_slots.c)
-SLOT_CACHE_BATCH = 64
-
-#: pages one memcg stock refill charges (MEMCG_CHARGE_BATCH, include/linux/memcontrol.h)
-MEMCG_CHARGE_BATCH = 64
+from .. import _validate as v
+from .. import cpu_models, lanes
+from ..lanes import any_of, maximum, minimum
+from ..locks import LockSystem, analytic_many
+from ..mechanism import Mechanism, Quantity, Result, knob
+from ..model import Prior
+from . import paths, reclaim, stations
+from .constants import PAGE_KB, PMD_KB
+from .devices import COMPRESSORS, DEVICES, compress_us_per_page, decompress_us_per_page
+from .stations import site_of
 
 
 def _dsb_growth() -> tuple[float, str]:
@@ -146,7 +73,7 @@ _COMPRESSOR_PRIORS = {
 
 @dataclass(frozen=True)
 class SwapModel(Mechanism):
-    """One swap-out configuration (see the module docstring). Fields named
+    """One swap-out configuration (see :mod:`mmcost.swap`). Fields named
     like the kernel thing they are; ``None`` means "from the table": the
     ``kernel`` for switches, ``cpu_model`` for primitive costs and
     bandwidths, ``compressor`` for compression costs and ratio."""
@@ -467,7 +394,7 @@ class SwapModel(Mechanism):
             v.at_most("swapcache_lock_partitions",
                       v.count("swapcache_lock_partitions", self.swapcache_lock_partitions, minimum=0),
                       v.MAX_STATIONS, "stations of one lock network")
-        from .kernel import parse_version
+        from ..kernel import parse_version
 
         parse_version(self.kernel)
         if self.switch("swap_map_lock") == "si_lock" and self.switch("swap_alloc_lock") == "per_cluster":
@@ -488,7 +415,7 @@ class SwapModel(Mechanism):
     def _check_network_size(self) -> None:
         """The writers' lock network within what one exact MVA solves at once
         (:data:`mmcost._validate.MAX_STATIONS`, ``MAX_NETWORK_CELLS``): the
-        stations :meth:`_network_at` makes, one per lock partition."""
+        stations the rows of :mod:`mmcost.swap.stations` make, one per lock partition."""
         per_cluster = self.switch("swap_alloc_lock") == "per_cluster"
         slots = self.slot_lock_partitions or ((self.cpus or self.writers) if per_cluster else 1)
         stations = (self.nodes * (self.memcgs if self.switch("lru_lock_scope") == "lruvec" else 1) + slots
@@ -600,406 +527,26 @@ class SwapModel(Mechanism):
         steady = maximum(0.0, 1.0 - (self.folio_kb // PAGE_KB) / self.fault_reclaim_pages)
         return before + (1.0 - before) * steady
 
-    # --- the operation: swap out one folio -----------------------------------------------------------
-    def _lru_sharers(self) -> float:
-        """Processes whose pages lie on the LRU lists a reclaimer scans: its
-        memcg's (memcg reclaim walks the memcg's lruvec on every node), or its
-        node's under global reclaim."""
-        if self.memcg_mb is None:
-            return max(1.0, self.processes / self.nodes)
-        return self.processes / self.memcgs
-
-    def _targets(self, folios: float, by_kswapd: bool = False) -> float:
-        """Expected remote CPUs of one flush covering ``folios`` folios: the
-        union of the owners' cpumasks, minus the reclaimer's CPU. The LRU holds
-        its processes' pages in fault order, so each folio belongs to a
-        uniformly drawn one of them. kswapd owns no mm: every owner CPU is
-        remote (``try_to_unmap_flush`` -> ``flush_tlb_multi``), except the one
-        it took on a full machine, which is lazy (:func:`mmcost.tlb.flush_targets`)."""
-        cpus = self.cpus or self.writers
-        mm = self.mm_cpus or min(self.threads, cpus)
-        return flush_targets(float(cpus), float(mm), self._lru_sharers(), folios, sender_in_mm=not by_kswapd)
-
-    def _flush(self, entries: int, folios: float, batched: bool, by_kswapd: bool = False) -> dict:
-        """One flush round for ``entries`` unmapped translations of ``folios``
-        folios: the sender's CPU time, the targets' CPU time, shootdowns,
-        broadcast TLBIs (arm64). x86 ``arch_tlbbatch_flush`` is a full flush;
-        an unbatched flush (``ptep_clear_flush``) INVLPGs up to the ceiling.
-        arm64's DSB ISH waits for every CPU of the domain to complete the
-        TLBIs, so it grows with ``domain_cpus``."""
-        walk_us = self.walk_ns * 1e-3 * (self.nested_walk_factor if self.virtualized else 1.0)
-        refill = self.refill_pages_per_full_flush * walk_us
-        if self.arch == "arm64":
-            dsb = self.dsb_us * (1.0 + self.dsb_growth_per_cpu * (self.domain_cpus - 1))
-            return dict(sender=dsb, targets=0.0, shootdowns=0.0, tlbis=float(entries))
-        full = batched or entries > 33  # tlb_single_page_flush_ceiling
-        local = self.full_flush_us + refill if full else entries * self.invlpg_us
-        t = self._targets(folios, by_kswapd)
-        send, receive = t * self.ipi_send_us, self.irq_us
-        any_target = min(1.0, t)  # the chance a flush has a remote CPU at all (exact for one possible target)
-        if self.virtualized:
-            # flush_tlb_multi -> kvm_flush_tlb_multi -> kvm_send_ipi_mask: one hypercall for the whole mask with
-            # PV IPIs, else an exit per ICR write; a posted interrupt reaches a running vCPU without one
-            exits = any_target if self.switch("pv_ipi") else t
-            send += exits * self.vm_exit_us
-            receive = receive + (0.0 if self.posted_interrupts else self.vm_exit_us)  # (not +=: a lane's field)
-        sender = local + send + any_target * receive  # flush_tlb_multi waits for the acknowledgements
-        return dict(sender=sender, targets=t * (receive + local), shootdowns=t, tlbis=0.0)
-
-    def _zero_us(self, pages: float) -> float:
-        return pages * 4.096 / self.core_write_gb_s
-
-    def _device(self, pages: int) -> dict[str, float]:
-        """Per I/O of ``pages`` pages: the writer's CPU (``cpu``), the block
-        device station (``device``), the zsmalloc class lock (``zs``), brd's
-        page-tree lock (``brd_xa``) and DRAM bytes (``dram``). zram and brd
-        split every bio into pages (``zram_bio_write`` -> ``zram_write_page``,
-        ``brd_do_bvec``), so their work is per page whatever the folio."""
-        dev, kib = self.swap_device, pages * PAGE_KB
-        out = dict(cpu=0.0, device=0.0, zs=0.0, brd_xa=0.0, dram=0.0)
-        io = maximum(kib / 1024 / self.bandwidth_mib_s * 1e6, self.latency_us / self.queue_depth)
-        if dev in RAM_DISKS:  # memcpy: read 4 KiB, write 4 KiB
-            out.update(cpu=2 * self._zero_us(pages), dram=8192.0 * pages)
-            if dev == "brd":  # brd_insert_page for a sector not yet backed: a zeroed page, one tree insert
-                new = self.brd_alloc_share * pages
-                out["cpu"] += new * (self.brd_alloc_us_per_page + self._zero_us(1))
-                out["brd_xa"] = new * self.brd_xa_hold_us
-                out["dram"] += new * 4096.0
-            return out
-        if dev in COMPRESSED:
-            store = self._zero_us(pages) / self.compression_ratio
-            out.update(cpu=pages * (self.compress_us_per_page + self.zram_us_per_page) + store,
-                       zs=pages * self.zs_malloc_hold_us, dram=4096.0 * pages * (1 + 1 / self.compression_ratio))
-            if dev == "zswap" and any_of(self.zswap_writeback_share > 0):
-                w = self.zswap_writeback_share
-                out["cpu"] += w * (pages * self.decompress_us_per_page + self.io_submit_us_per_io)
-                out["device"] = w * io
-                out["dram"] += w * 8192.0 * pages
-            return out
-        out.update(cpu=self.io_submit_us_per_io, device=io, dram=4096.0 * pages)  # nvme/ssd: DMA reads the page
-        return out
-
-    def _whole(self, kb: int) -> bool:
-        if kb == PAGE_KB:
-            return True
-        if kb == PMD_KB:
-            return bool(self.switch("swap_whole_pmd_thp"))
-        return bool(self.switch("swap_whole_mthp"))
-
-    def _stages(self, kb: int, by_kswapd: bool = False) -> dict[str, float]:
-        """Per folio of ``kb`` KiB swapped out: ``fault`` (per folio written),
-        ``reclaim`` (the reclaimer's CPU), ``targets`` (flush targets' CPU),
-        the holds at each station, ``tlbis``, ``dram`` bytes and ``shootdowns``."""
-        pages = kb // PAGE_KB
-        if self._whole(kb):
-            whole = self._path(kb, True, by_kswapd)
-            f = self.contiguous_failure if pages > 1 else 0.0
-            if not any_of(f != 0):
-                return whole
-            split = self._path(kb, False, by_kswapd)
-            split["slot"] += self.slot_hold_us_per_acquisition  # the failed contiguous scan
-            return {k: (1 - f) * whole[k] + f * split[k] for k in whole}
-        return self._path(kb, False, by_kswapd)
-
-    def _memcg_charges(self, pages: int, folios_out: int) -> tuple[float, float]:
-        """page_counter updates (per folio written, per folio swapped out).
-        A charge below MEMCG_CHARGE_BATCH pages comes from the per-CPU stock,
-        refilled 64 pages at a time (``consume_stock`` / ``refill_stock``); a
-        larger one charges the counters itself. Swap-out uncharges each folio
-        leaving memory (``mem_cgroup_swapout``)."""
-        if self.memcg_mb is None:
-            return 0.0, 0.0
-        fault = 1.0 if pages >= MEMCG_CHARGE_BATCH else pages / MEMCG_CHARGE_BATCH
-        return fault, float(folios_out)
-
-    def _on_pcp(self, pages: int) -> bool:
-        """Whether the per-CPU page lists serve a folio of ``pages`` pages:
-        order 0 always; orders 1-3 (up to PAGE_ALLOC_COSTLY_ORDER) and the
-        pageblock order (PMD THP) from v5.13 (``pcp_high_order``). Any other
-        order (a 64K-1M mTHP) is allocated and freed in the buddy allocator
-        under ``zone->lock`` every time (``rmqueue_buddy``, ``free_one_page``)."""
-        order = pages.bit_length() - 1
-        if order == 0:
-            return True
-        return bool(self.switch("pcp_high_order")) and (order <= 3 or pages * PAGE_KB == PMD_KB)
-
-    def _path(self, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, float]:
-        pages = kb // PAGE_KB
-        entries = 1 if kb == PMD_KB else pages  # translations faulted: a 2M THP is one PMD
-        walk_us = self.walk_ns * 1e-3 * (self.nested_walk_factor if self.virtualized else 1.0)
-        per_folio_flush = bool(self.switch("flush_dirty_before_pageout"))
-        batched = bool(self.switch("batched_unmap_flush"))
-        slot_cache = bool(self.switch("slot_cache"))
-        si_era = self.switch("swap_alloc_lock") == "si_lock"
-        hold = self.slot_hold_us_per_acquisition
-        units = 1 if whole else pages  # folios entering the swap cache, slot allocations, I/Os
-        if whole and pages > 1:  # one contiguous allocation for the folio
-            calls, slot = 1.0, hold + pages * self.slot_us_per_slot
-        else:  # per page: one si->lock per 64-slot cache refill, else one per page
-            calls = pages / SLOT_CACHE_BATCH if slot_cache else float(pages)
-            slot = calls * hold + pages * self.slot_us_per_slot
-        cache = units * self.swapcache_us_per_folio + pages * self.swapcache_us_per_page
-        charge_fault, charge_out = self._memcg_charges(pages, units)
-        buddy = 0.0 if self._on_pcp(pages) else self.zone_lock_hold_us  # the folio's alloc and free
-        # swap_map count operations under si->lock before v4.11 (swap_map_lock): one swap_duplicate per PTE
-        # unmapped (a 2M THP's PMD is split to PTEs first), one page_swapcount per swap_writepage, one
-        # swapcache_free per entry leaving the swap cache
-        map_holds = (pages, units, pages) if self.switch("swap_map_lock") == "si_lock" else (0, 0, 0)
-        d = {"fault": self.fault_us_per_folio + self._zero_us(pages) + pages * self.user_us_per_page
-                      + entries * (self.pte_us + walk_us),
-             "lru": self.lru_hold_us_per_folio, "slot": slot,
-             "avail": calls * self.swap_avail_hold_us if si_era else 0.0,  # get_swap_pages' swap_avail_lock
-             "memcg_fault": charge_fault * self.memcg_charge_hold_us,
-             "memcg": charge_out * self.memcg_charge_hold_us,
-             "zone_fault": buddy, "zone": buddy if whole else 0.0,  # a split folio is freed as 4K pages
-             "cache_insert": cache / 2, "cache_delete": cache / 2,
-             "tags": units * self.tag_hold_us_per_page if self.switch("writeback_tags") else 0.0,
-             "map_dup": map_holds[0] * self.swap_map_hold_us, "map_count": map_holds[1] * self.swap_map_hold_us,
-             "map_free": map_holds[2] * self.swap_map_hold_us,
-             "dram_fault": 4096.0 * pages}
-
-        def flushes(n_entries, folios):  # flush rounds per folio and their cost
-            if not batched:  # one flush per PTE as it is cleared (ptep_clear_flush)
-                one = self._flush(1, 1, False, by_kswapd)
-                return {k: x * n_entries for k, x in one.items()}
-            group = 1 if per_folio_flush else RECLAIM_BATCH
-            one = self._flush(n_entries * group, folios * group, True, by_kswapd)
-            return {k: x / group for k, x in one.items()}
-
-        if whole:
-            dev = self._device(pages)
-            reclaim = self.reclaim_us_per_folio + pages * (self.reclaim_us_per_page + self.pte_us) + dev["cpu"]
-            sync = dict(sender=0.0, targets=0.0, tlbis=0.0, shootdowns=0.0)
-            if kb == PMD_KB:
-                # shrink_folio_list passes TTU_SPLIT_HUGE_PMD for a PMD-mappable folio (v4.5 on): try_to_unmap
-                # splits the PMD (pmdp_invalidate: a synchronous flush of the range; 512 PTEs written), then
-                # unmaps and invalidates every PTE like a PTE-mapped folio's
-                sync = self._flush(1, 1, False, by_kswapd)
-                reclaim += pages * self.pte_us
-            fl = flushes(pages, 1)
-            d["reclaim"] = reclaim + fl["sender"] + sync["sender"]
-            d["targets"] = fl["targets"] + sync["targets"]
-            d["tlbis"], d["shootdowns"] = fl["tlbis"] + sync["tlbis"], fl["shootdowns"] + sync["shootdowns"]
-            d.update(device=dev["device"], zs=dev["zs"], brd_xa=dev["brd_xa"], dram=dev["dram"])
-        else:  # split: unmap + remap every PTE (one flush), then the 4K path per page
-            dev = self._device(1)
-            if batched and self.switch("batched_split_flush"):
-                split = self._flush(pages, 1, True, by_kswapd)
-            else:  # try_to_migrate without TTU_BATCH_FLUSH: ptep_clear_flush per PTE
-                split = {k: x * pages for k, x in self._flush(1, 1, False, by_kswapd).items()}
-            fl = flushes(1, 1)
-            d["reclaim"] = (2 * pages * self.pte_us + split["sender"]
-                            + pages * (self.reclaim_us_per_folio + self.reclaim_us_per_page + self.pte_us + dev["cpu"]
-                                       + fl["sender"]))
-            d["targets"] = split["targets"] + pages * fl["targets"]
-            d["lru"] = d["lru"] + pages * self.split_us_per_page  # (not +=: a lane's field)
-            d["tlbis"] = split["tlbis"] + pages * fl["tlbis"]
-            d["shootdowns"] = split["shootdowns"] + pages * fl["shootdowns"]
-            d.update({k: pages * dev[k] for k in ("device", "zs", "brd_xa", "dram")})
-        return d
-
+    # --- the paths (mmcost.swap.paths), who reclaims (mmcost.swap.reclaim), the networks (mmcost.swap.stations) --
     def _mix(self, by_kswapd: bool = False) -> tuple[dict[str, float], float]:
-        """Stages of the average folio swapped, and the KiB it holds."""
-        if self.folio_kb not in (PAGE_KB, PMD_KB) and not self.switch("anon_mthp"):
-            raise ValueError(f"folio_kb={self.folio_kb}: kernel {self.kernel} has no anonymous mTHP (v6.8); "
-                             "set anon_mthp=True for a patched kernel")
-        share = self.large_fault_share()
-        sizes = [(self.folio_kb, share)]
-        if self.folio_kb > PAGE_KB and any_of(share < 1):
-            sizes.append((PAGE_KB, 1 - share))  # fallback faults got 4K folios
-        folios = [(kb, s / kb) for kb, s in sizes if any_of(s > 0)]  # folios per KiB written
-        total = sum(w for _, w in folios)
-        per_size = [(w / total, kb, self._stages(kb, by_kswapd)) for kb, w in folios]
-        d = {k: sum(w * st[k] for w, _, st in per_size) for k in per_size[0][2]}
-        return d, sum(w * kb for w, kb, _ in per_size)
+        """Holds of the average folio swapped out, and the KiB it holds (:func:`mmcost.swap.paths.swap_out_mix`)."""
+        return paths.swap_out_mix(self, by_kswapd)
 
-    # --- who reclaims ----------------------------------------------------------------------------
     def _kswapd_cpus(self) -> tuple[float, bool]:
-        """CPUs the node's kswapd threads get, and whether they are spare ones
-        (the writers keep theirs). With every CPU busy, kswapd time-shares:
-        the fair scheduler gives each runnable thread an equal part."""
-        n = self.nodes
-        if self.cpus is None:
-            return float(n), True
-        spare = self.cpus - self.running
-        if spare > 0:
-            return float(min(n, spare)), True
-        return n * self.cpus / (self.writers + n), False
+        return reclaim.kswapd_cpus(self)
+
+    def _isolation_threshold(self, pages: int) -> float | None:
+        return reclaim.isolation_threshold(self, pages)
 
     def system(self) -> LockSystem:
-        """The closed network this configuration solves (see the module
+        """The closed network this configuration solves (see the package
         docstring), as a LockSystem with its parameters (fittable)."""
         return replace(self._network()[0])
 
     def _network(self) -> tuple[LockSystem, float, dict]:
-        """The network at kswapd's share of the reclaim. Under a memcg limit
-        reclaim is direct (``try_charge_memcg`` -> ``try_to_free_mem_cgroup_pages``
-        in the charging task; v1 has no background limit reclaim). Under global
-        reclaim kswapd (``balance_pgdat`` -> ``shrink_node``, one thread per
-        node) takes what it can and the allocators reclaim the rest directly
-        (``__alloc_pages_direct_reclaim``): its share k is the fixed point of
-        k = min(1, kswapd capacity / folio rate(k)), found by Chandrupatla's
-        method (:func:`mmcost.lanes.find_root`: per lane for a lane model)."""
-        d_direct, kib = self._mix(False)
-        if self.kswapd_share is not None:
-            k = self.kswapd_share
-        elif self.memcg_mb is not None:
-            k = 0.0
-        else:
-            d_k, _ = self._mix(True)
-            kcpus, _ = self._kswapd_cpus()
-            capacity = kcpus * 1e6 / d_k["reclaim"]  # folios per second kswapd can reclaim
-
-            def excess(share):
-                net, _, _ = self._network_at(share, d_direct, d_k, kib)
-                return minimum(1.0, capacity / self._throughput(net)) - share
-
-            n = lanes.count(self)
-            short = excess(1.0 if n is None else np.ones(n)) < 0  # kswapd cannot take all: its share is below 1
-            k = lanes.find_root(excess, 0.0, 1.0, n, xatol=1e-12, where=short, fill=1.0)
-            return self._network_at(k, d_direct, d_k, kib)
-        return self._network_at(k, d_direct, self._mix(True)[0] if any_of(k > 0) else d_direct, kib)
-
-    def _isolation_threshold(self, pages: int) -> float | None:
-        """Other reclaimers in their isolation window at which a direct
-        reclaimer is throttled, or None where it never is.
-
-        ``shrink_inactive_list`` -> ``too_many_isolated``: a reclaimer sleeps
-        (``reclaim_throttle(VMSCAN_THROTTLE_ISOLATED)``, HZ/50 from v5.16;
-        ``congestion_wait(HZ/10)`` before) while the node's isolated anon
-        pages exceed its inactive anon list, shifted right by 3 for a
-        __GFP_IO|__GFP_FS allocation such as a page fault's. kswapd is never
-        throttled, nor is cgroup v1 limit reclaim (``writeback_throttling_sane``).
-        Each reclaimer isolates SWAP_CLUSTER_MAX pages, or one larger folio."""
-        if self.memcg_mb is not None and not self.cgroup_v2:
-            return None
-        if self.inactive_anon_mb is not None:
-            inactive = self.inactive_anon_mb * 256
-        elif self.memcg_mb is not None:  # inactive_is_low: inactive * int_sqrt(10 * GiB) ~ active
-            gib = self.memcg_mb // 1024
-            ratio = maximum(1.0, np.floor(np.sqrt(10.0 * gib)))  # int_sqrt(10 * gib); 1 below a GiB
-            inactive = self.memcg_mb * 256 / (1 + ratio)
-        else:
-            return None
-        return (inactive / 8) / max(RECLAIM_BATCH, pages)
-
-    def _throttled_us(self, k: float, d: dict, x_per_s: float) -> float:
-        """Expected sleep per folio swapped: the chance that more than the
-        threshold of the other direct reclaimers sit in their isolation
-        window (each in it for the reclaim share of its cycle: binomial),
-        times the sleep, per shrink call's folios."""
-        from scipy.special import bdtrc  # here, not at import: mmcost.swap stays quick to import
-
-        threshold = self._isolation_threshold(self.folio_kb // PAGE_KB)
-        if threshold is None:
-            return 0.0
-        others = self.running - 1
-        cycle = self.running * 1e6 / x_per_s  # us per folio per writer
-        f = minimum(1.0, (1 - k) * d["reclaim"] / cycle)
-        # more than the threshold of the others isolating: Binomial(others, f)'s survival function
-        # (0 where the threshold reaches them all)
-        tail = bdtrc(np.minimum(np.floor(threshold), others), others, f)
-        per_call = max(1.0, RECLAIM_BATCH / (self.folio_kb // PAGE_KB))
-        sleep = tail * self.switch("throttle_isolated_ms") * 1e3 / per_call
-        return float(sleep) if lanes.count(self) is None else sleep
-
-    def _throughput(self, net: LockSystem):
-        """Operations per second of one of this model's networks: one per lane for a lane model."""
-        n = lanes.count(self)
-        return float(net.analytic().throughput_per_s) if n is None else net.throughput_lanes(n)
-
-    def _network_at(self, k: float, d_direct: dict, d_kswapd: dict, kib: float,
-                    throttled_us: float | None = None) -> tuple[LockSystem, float, dict]:
-        """kswapd reclaims a share ``k`` of the folios. Its CPU time leaves the
-        writers' cycle when it runs on spare CPUs; its lock holds stay in the
-        cycle (the locks see the same acquisitions per folio swapped, from one
-        more CPU: an approximation that undercounts kswapd's own waits)."""
-        d = {key: (1 - k) * d_direct[key] + k * d_kswapd[key] for key in d_direct}
-        _, spare = self._kswapd_cpus()
-        writer_reclaim = (1 - k) * d_direct["reclaim"] + (0.0 if spare else k * d_kswapd["reclaim"])
-        s = self._swapped_share()
-
-        def hold(us):
-            return Dist.exponential(us)
-
-        partitions = self.slot_lock_partitions or (
-            (self.cpus or self.writers) if self.switch("swap_alloc_lock") == "per_cluster" else 1)
-        lru_parts = self.nodes * (self.memcgs if self.switch("lru_lock_scope") == "lruvec" else 1)
-        work = d["fault"] / s + writer_reclaim + d["targets"]
-        stages = [Work(hold(work)),
-                  Critical("lru_lock", "isolate_lru_folios", hold(d["lru"])),
-                  Critical("si_lock", "get_swap_pages", hold(d["slot"]))]
-        locks = [Lock("lru_lock", partitions=int(lru_parts)), Lock("si_lock", partitions=int(partitions))]
-        if any_of(d["map_free"] > 0):
-            # before v4.11 (swap_map_lock) the same si->lock again, in path order: try_to_unmap_one ->
-            # swap_duplicate, swap_writepage -> try_to_free_swap -> page_swapcount, __remove_mapping ->
-            # swapcache_free -> swap_info_get (mm/swapfile.c, v3.9-v4.10)
-            stages += [Critical("si_lock", "__swap_duplicate", hold(d["map_dup"])),
-                       Critical("si_lock", "page_swapcount", hold(d["map_count"])),
-                       Critical("si_lock", "swapcache_free", hold(d["map_free"]))]
-        if any_of(d["avail"] > 0):
-            stages.append(Critical("swap_avail_lock", "get_swap_pages_avail", hold(d["avail"])))
-            locks.append(Lock("swap_avail_lock"))
-        zone = d["zone_fault"] / s + d["zone"]
-        if any_of(zone > 0):  # one ZONE_NORMAL per node
-            stages.append(Critical("zone_lock", "rmqueue_buddy", hold(zone)))
-            locks.append(Lock("zone_lock", partitions=int(self.nodes)))
-        charges = d["memcg_fault"] / s + d["memcg"]
-        if any_of(charges > 0):  # one root counter line above every memcg: a station for all of them
-            stages.append(Critical("memcg_counter", "page_counter_charge", hold(charges)))
-            locks.append(Lock("memcg_counter"))
-        contended = self.switch("swapcache_lock_partitions")
-        if contended:
-            # the swap cache's tree lock: spin_lock_irq at every site (v4.8 mm/swap_state.c, mm/vmscan.c,
-            # mm/page-writeback.c); with writeback tags two more sites take it per page
-            stages.append(Critical("swapcache", "__add_to_swap_cache", hold(d["cache_insert"]), irq_disabled=True))
-            if self.switch("writeback_tags"):
-                stages.append(Critical("swapcache", "__test_set_page_writeback", hold(d["tags"]), irq_disabled=True))
-                stages.append(Critical("swapcache", "test_clear_page_writeback", hold(d["tags"]), irq_disabled=True))
-            stages.append(Critical("swapcache", "__remove_mapping", hold(d["cache_delete"]), irq_disabled=True))
-            locks.append(Lock("swapcache", partitions=int(contended)))
-        else:
-            stages[0] = Work(hold(work + d["cache_insert"] + d["cache_delete"] + d["tags"]))
-        if self.arch == "arm64" and any_of(d["tlbis"] > 0):
-            # a broadcast TLBI is a DVM operation, and the interconnect serialises them (Arm CoreLink CMN-600
-            # TRM: one DVM node handles every DVM message): all CPUs' TLBIs queue at one FIFO station
-            stages.append(Critical("dvm", "tlbi_broadcast", hold(d["tlbis"] * self.tlbi_us)))
-            locks.append(Lock("dvm"))
-        if any_of(d["zs"] > 0):  # zs_malloc: spin_lock(&class->lock) of the object's size class
-            stages.append(Critical("zs_class", "zs_malloc", hold(d["zs"])))
-            locks.append(Lock("zs_class", partitions=int(self.zs_size_classes)))
-        if any_of(d["brd_xa"] > 0):
-            stages.append(Critical("brd_xa", "brd_insert_page", hold(d["brd_xa"])))
-            locks.append(Lock("brd_xa"))
-        if any_of(d["device"] > 0):
-            stages.append(Critical("device", "swap_writepage", hold(d["device"])))
-            locks.append(Lock("device"))
-        # DRAM: every byte zeroed, copied or compressed crosses the memory controllers (GB/s = 1e3 B/us)
-        dram_bytes = d["dram_fault"] / s + d["dram"]  # per folio swapped
-        stages.append(Critical("dram", "memory_bandwidth", hold(dram_bytes / (self.mem_bw_gb_s * 1e3))))
-        locks.append(Lock("dram"))
-        info = dict(kib=kib, swapped_share=s, shootdowns=d["shootdowns"], tlbis=d["tlbis"], device_us=d["device"],
-                    kswapd_share=k, kswapd_us=k * d_kswapd["reclaim"],
-                    throttled_us=0.0 if throttled_us is None else throttled_us)
-        if throttled_us is not None and any_of(throttled_us > 0):  # asleep, off-CPU: a delay in the cycle
-            stages.insert(1, Work(Dist.exponential(throttled_us)))
-        # built from this validated model: names unique by construction, holds checked by the MVA core
-        net = LockSystem.network(self.running, tuple(locks), tuple(stages), validate=False)
-        if throttled_us is None and self._isolation_threshold(self.folio_kb // PAGE_KB) is not None:
-            # the sleep lengthens the cycle that sets its own chance: the fixed point of a decreasing
-            # function, between no sleep and the sleep at the unthrottled rate (a share u of that)
-            hi = self._throttled_us(k, d, self._throughput(net))
-            n = lanes.count(self)
-            scale = hi if n is None else np.where(hi > 0, hi, 1.0)  # (lanes without a sleep are not searched)
-
-            def excess(u):
-                trial = self._network_at(k, d_direct, d_kswapd, kib, u * hi)[0]
-                return (self._throttled_us(k, d, self._throughput(trial)) - u * hi) / scale
-
-            if any_of(hi > 0):
-                u = lanes.find_root(excess, 0.0, 1.0, n, xatol=1e-12, where=hi > 0)
-                net, _, info = self._network_at(k, d_direct, d_kswapd, kib, u * hi)
-        return net, kib, info
+        """The writers' network at kswapd's share of the reclaim, the KiB per
+        folio swapped and the solve's side values (:func:`mmcost.swap.reclaim.network`)."""
+        return reclaim.network(self)
 
     # --- exit: the writers free what they wrote ----------------------------------------------------
     def exit_system(self) -> LockSystem:
@@ -1009,38 +556,11 @@ class SwapModel(Mechanism):
 
     def _exit_network(self) -> LockSystem:
         """The processes exiting together, each freeing its swapped-out pages
-        (``exit_mmap`` -> ``zap_pte_range`` -> ``free_swap_and_cache_nr``) and
-        its resident ones; one operation frees one swap entry. The entry's
-        slot goes back under ``si->lock`` one entry at a time before the slot
-        cache (``swap_entry_free`` via ``swap_info_get``), in 64-entry batches
-        with it (``free_swap_slot`` -> ``swapcache_free_entries``, v4.11-v6.14),
-        under the cluster's own lock after (v6.14: a process frees its own
-        clusters, no shared station). zram and zswap free the object with
-        ``zs_free`` under its size class's lock."""
-        s = self._swapped_share()
-        resident_per_entry = (1 - s) / s
-        # (at least a nanosecond an entry: costs a user set to 0 leave the exit a network that takes no time)
-        work = maximum(self.swap_free_us_per_page + resident_per_entry * self.page_free_us_per_page, 1e-3)
-        stages, locks = [], []
-        if self.switch("swap_alloc_lock") == "si_lock":
-            batch = SLOT_CACHE_BATCH if self.switch("slot_cache") else 1
-            per_entry = self.slot_hold_us_per_acquisition / batch + self.slot_us_per_slot
-            stages.append(Critical("si_lock", "swapcache_free_entries" if batch > 1 else "swap_entry_free",
-                                   Dist.exponential(per_entry)))
-            locks.append(Lock("si_lock"))
-        else:
-            work += self.slot_us_per_slot
-        freers = min(self.processes, self.cpus or self.processes)
-        if self.swap_device in COMPRESSED:
-            # with n freers a line was last written by another one (n - 1)/n of the time (Boyd-Wickizer et
-            # al. 2012: a contended section's data moves with its lock)
-            moved = (freers - 1) / freers * self.free_line_us
-            stages.append(Critical("zs_class", "zs_free", Dist.exponential(self.zs_free_hold_us + moved)))
-            locks.append(Lock("zs_class", partitions=int(self.zs_size_classes)))
-        stages.insert(0, Work(Dist.exponential(work)))
-        if not locks:
-            locks, stages = [Lock("none")], stages + [Critical("none", "none", Dist.exponential(1e-9))]
-        return LockSystem.network(freers, tuple(locks), tuple(stages), validate=False)
+        and its resident ones; one operation frees one swap entry
+        (:func:`mmcost.swap.paths.exit_free` on the rows of
+        :data:`mmcost.swap.stations.EXITS`)."""
+        d = paths.exit_free(self)
+        return stations.network(self, stations.EXITS, d, d["work"], paths.exit_freers(self))
 
     def _exit_time_s(self, solved=None) -> tuple[float, float]:
         """(seconds from the writers' last store to their exit, CPU seconds it
@@ -1167,27 +687,9 @@ class SwapModel(Mechanism):
             raise ValueError(f"kb must be 4 KiB times a power of two, at most {PMD_KB}, got {kb}")
         if not isinstance(whole, bool):
             raise TypeError(f"whole must be a bool, got {type(whole).__name__}")
-        d = self._path(kb, whole=whole or kb == PAGE_KB)
+        d = paths.swap_out(self, kb, whole=whole or kb == PAGE_KB)
         return sum(d[k] for k in ("reclaim", "targets", "lru", "slot", "avail", "memcg", "zone", "cache_insert",
                                   "cache_delete", "tags", "zs", "brd_xa", "map_dup", "map_count", "map_free"))
-
-
-#: the swap cache tree lock's call sites in v4.8 (perf-profile cycles-pp chains name them)
-SWAPCACHE_SITES = ("__add_to_swap_cache", "__remove_mapping", "__test_set_page_writeback", "test_clear_page_writeback")
-
-
-def site_of(call_site: str) -> str:
-    """The model's call site for a perf-profile call chain such as
-    ``_raw_spin_lock_irq.__add_to_swap_cache.add_to_swap_cache...``: the first
-    function after the lock primitive that is one of :data:`SWAPCACHE_SITES`
-    (else the chain's second element)."""
-    if not isinstance(call_site, str) or not call_site:
-        raise ValueError(f"call_site must be a non-empty perf call chain, got {call_site!r}")
-    parts = call_site.split(".")
-    for p in parts:
-        if p in SWAPCACHE_SITES:
-            return p
-    return parts[1] if len(parts) > 1 else parts[0]
 
 
 def mthp_inputs(rows, folio_kb: int) -> dict:
