@@ -17,6 +17,32 @@ from dataclasses import dataclass, field
 
 from .model import Prior
 
+def _dsb_cycles() -> tuple[float, str]:
+    """One DSB ISH after a broadcast TLBI on a one-PE domain, in cycles, from
+    Barry Song's two measurements (cover letter v2 of "arm64: support
+    batched/deferred tlb shootdown during page reclamation", July 2022; rows
+    of the barry_yicong_arm64_batched_tlb_v9 study): a single process pages
+    out 1 MiB 10000 times (2,560,000 pages) and ``ptep_clear_flush`` (one
+    TLBI and one DSB ISH a page, nothing queued ahead: one flushing CPU) is
+    5.36% of 14.55 CPU s on an 8-core Snapdragon 888 at 2.84 GHz and 16.99%
+    of 12.29 CPU s on a 96-core Kunpeng 920 at 2.6 GHz: 866 and 2120 cycles a
+    page. Divided by the DSB's growth with the PEs of the domain, 1 + g (n - 1)
+    (g from the same two shares, :data:`mmcost.swap.DSB_GROWTH`), the two
+    give 686 and 465 cycles on one PE: their mean."""
+    pages, runs = 10000 * 256, ((0.0536, 14.55, 8, 2.84), (0.1699, 12.287, 96, 2.6))
+    (s1, _, n1, _), (s2, _, n2, _) = runs
+    r = (s2 / (1 - s2)) / (s1 / (1 - s1))
+    g = (r - 1) / ((n2 - 1) - r * (n1 - 1))
+    one = [share * cpu_s / pages * 1e6 * ghz * 1e3 / (1 + g * (n - 1)) for share, cpu_s, n, ghz in runs]
+    mean = sum(one) / len(one)
+    return round(mean), (f"one DSB ISH after a broadcast TLBI, one PE in the domain: {one[0]:.0f} and {one[1]:.0f} "
+                         "cycles from ptep_clear_flush's 5.36% (8-core Snapdragon 888) and 16.99% (96-core "
+                         "Kunpeng 920) of a single-process paging-out run (Barry Song's arm64 batched-flush cover "
+                         "letter, v2, July 2022), each divided by the DSB's growth with the domain's PEs")
+
+
+_DSB_CYCLES, _DSB_SOURCE = _dsb_cycles()
+
 #: Generic per-primitive costs in cycles, and where each comes from.
 GENERIC_CYCLES: dict[str, tuple[float, str]] = {
     "invlpg": (250.0, "INVLPG of one entry: ~200-300 cycles (Amit, Tai, Wei, 'Don't shoot down TLB "
@@ -29,8 +55,7 @@ GENERIC_CYCLES: dict[str, tuple[float, str]] = {
                    "'Accelerating two-dimensional page walks for virtualized systems', ASPLOS 2008: 4 references)"),
     "tlbi": (300.0, "one broadcast TLBI VAE1IS issue (Arm Neoverse N1 Software Optimization Guide: system "
                     "instructions, tens to hundreds of cycles)"),
-    "dsb": (3000.0, "DSB ISH after broadcast TLBIs: waits for every core's completion (commit 43b3dfdd0455's "
-                    "motivation: a DSB per page dominated arm64 reclaim)"),
+    "dsb": (float(_DSB_CYCLES), _DSB_SOURCE),
     "invlpgb": (300.0, "one AMD INVLPGB issue: no AMD cycle count is published; the order of arm64's broadcast "
                        "TLBI, the same kind of operation (a broadcast invalidation sent to the fabric)"),
     "tlbsync": (3000.0, "TLBSYNC waits for every core's completion of this CPU's INVLPGBs: the order of arm64's "
@@ -87,6 +112,9 @@ class CpuModel:
     meltdown: bool = False
     #: AMD INVLPGB/TLBSYNC broadcast invalidation (Zen 3 on; AMD APM vol. 3, INVLPGB)
     invlpgb: bool = False
+    #: Arm FEAT_TLBIRANGE range TLBIs (Armv8.4, ID_AA64ISAR0_EL1.TLB = 0b0010): every arm64 preset here is an
+    #: Armv8.2 core (Neoverse N1, TaiShan v110, Cortex-X1) and has none (Arm Neoverse N1 TRM, sec. A1.2)
+    tlbi_range: bool = False
     #: costs measured on this machine (a profile of ``mmcost measure machine``): cost name -> Prior (the
     #: measured value; its rounds' spread with MEASURED_ALLOWANCE; the method); they replace the preset's
     measured: dict = field(default_factory=dict)

@@ -76,6 +76,17 @@ CHANGES: tuple[Change, ...] = (
            "arm64: support batched/deferred tlb shootdown during page reclamation/migration",
            "arm64 issues the broadcast TLBI per page at unmap and waits one DSB ISH per batch "
            "(arch_tlbbatch_flush) instead of a DSB per page", "swap, tlb", arch="arm64"),
+    Change("tlbi_range", True, False, "5.9", "d1d3aa98b1d4",
+           "arm64: tlb: Use the TLBI RANGE feature in arm64",
+           "__flush_tlb_range invalidates a range with range TLBIs (tlbi rvae1is / rvale1is, up to "
+           "MAX_TLBI_RANGE_PAGES) where the CPU has FEAT_TLBIRANGE (Armv8.4, ARM64_HAS_TLB_RANGE); without it one "
+           "TLBI per page, and flush_tlb_mm from MAX_TLBI_OPS (512) pages. Reclaim's per-PTE pending TLBIs "
+           "(arch_tlbbatch_add_pending) are single-page either way", "swap", arch="arm64"),
+    Change("contpte", True, False, "6.9", "4602e5757bcc",
+           "arm64/mm: wire up PTE_CONT for user mappings (Ryan Roberts' contpte series)",
+           "an aligned 64K block of a large folio mapped by one set_ptes gets the contiguous bit; the first "
+           "ptep_get_and_clear of a block unfolds it (contpte_convert: clear 16 PTEs, a synchronous "
+           "__flush_tlb_range of the block, rewrite them)", "swap", arch="arm64"),
     Change("skip_inaccessible", True, False, "6.4", "4d4b6d66db63",
            "mm,unmap: avoid flushing TLB in batch if PTE is inaccessible",
            "set_tlb_ubc_flush_pending() returns early when !pte_accessible(): a PROT_NONE PTE (NUMA hinting) "

@@ -32,7 +32,7 @@ LABELS = {4: "4K Page", 64: "64K THP", 2048: "2M THP"}
 class SmallThpSwapout(Study):
     id = "small_thp_swapout"
     mechanism = SwapModel
-    free = ("split_us_per_page", "tlbi_us", "reclaim_us_per_folio", "slot_hold_us_per_acquisition")
+    free = ("split_us_per_page", "tlbi_us", "reclaim_us_per_folio", "slot_hold_us_per_acquisition", "memcg_charge_hold_us")
 
     def fit_rows(self) -> pd.DataFrame:
         """The 3 x 3 table, with each change's standard error computed from the

@@ -190,6 +190,10 @@ class SwapModel(Mechanism):
                                                    doc="try_to_unmap_flush_dirty before pageout (v4.3)")
     batched_unmap_flush: bool | None = knob(None, kind="bool", kernel=True,
                                             doc="deferred, batched unmap flush (x86 v4.3, arm64 v6.5)")
+    tlbi_range: bool | None = knob(None, kind="bool", kernel=True,
+                                   doc="arm64: range TLBIs where the CPU preset has FEAT_TLBIRANGE (v5.9)")
+    contpte: bool | None = knob(None, kind="bool", kernel=True,
+                                doc="arm64: 64K blocks of large folios mapped with the contiguous bit (v6.9)")
     mm_cpus: int | None = knob(None, kind="int", doc="CPUs in each mm's cpumask; None: min(threads, cpus)")
     pv_ipi: bool | None = knob(None, kind="bool", kernel=True,
                                doc="a KVM guest sends an IPI mask with one hypercall (v4.19), not an exit per target")
@@ -292,9 +296,11 @@ class SwapModel(Mechanism):
                                     doc="one VM exit and re-entry (a guest's IPI send); None: the cpu_model's "
                                         "(cpu_models.VM_EXIT_PRIOR; 0 in a profile, whose IPI send includes it)")
     posted_interrupts: bool = knob(True, doc="APICv/AVIC: an IPI reaches a running vCPU without a VM exit")
-    tlbi_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one broadcast TLBI at the DVM node")
+    tlbi_us: float | None = knob(None, kind="float", unit="us", upper=100.0,
+                                 doc="one broadcast TLBI's slot at the DVM node (arm64; posted, pipelined)")
     dsb_us: float | None = knob(None, kind="float", unit="us", upper=100.0,
-                                doc="one DSB ISH wait (arm64) on a one-CPU domain; it grows with machine_cpus")
+                                doc="one DSB ISH's sync at the DVM node (arm64) on a one-CPU domain; it grows with "
+                                    "machine_cpus (mmcost.swap.paths.dsb_wait_us)")
     dsb_growth_per_cpu: float = knob(DSB_GROWTH, unit="1", upper=1.0, prior=Prior(DSB_GROWTH, 0.03, DSB_GROWTH_SOURCE),
                                      doc="relative growth of a DSB ISH wait per further CPU in the domain")
     swap_map_hold_us: float = knob(

@@ -46,6 +46,8 @@ HOLDS: dict[str, tuple[str, str]] = {
     "map_count": ("us", "under si->lock: page_swapcount per swap_writepage (before v4.11)"),
     "map_free": ("us", "under si->lock: swapcache_free per entry (before v4.11)"),
     "tlbis": ("TLBIs", "broadcast TLBIs (arm64), queued at the interconnect's DVM node"),
+    "dsbs": ("count", "DSB ISH waits after broadcast TLBIs (arm64; a counter, no station: the wait is the "
+                      "sender's, in reclaim)"),
     "shootdowns": ("count", "remote CPUs flushed (a counter, no station)"),
     "zs": ("us", "under a zsmalloc size class lock (zs_malloc)"),
     "brd_xa": ("us", "under brd's page-tree lock (brd_insert_page)"),
@@ -87,18 +89,101 @@ def targets(m, folios: float, by_kswapd: bool = False) -> float:
     return flush_targets(float(cpus), float(mm), lru_sharers(m), folios, sender_in_mm=not by_kswapd)
 
 
+# --- the arm64 flush: broadcast TLBIs, one DSB ISH ---------------------------------------------------------
+#: PTEs of one contiguous (PTE_CONT) block with 4K pages: CONT_PTES (arch/arm64/include/asm/pgtable-hwdef.h)
+CONT_PTES = 16
+
+
+def dsb_wait_us(m):
+    """One DSB ISH after broadcast TLBIs: the DVM sync it sends completes
+    once every PE of the inner shareable domain has answered (Arm ARM
+    D8.13, TLB maintenance completion; the interconnect's DVM node forwards
+    the sync to every PE and collects the answers: Arm CCN-502 TRM sec. 2.7,
+    "DVM messages"), so it grows with the PEs: ``dsb_us`` on one PE, times
+    1 + ``dsb_growth_per_cpu`` per further PE of ``domain_cpus``."""
+    return m.dsb_us * (1.0 + m.dsb_growth_per_cpu * (m.domain_cpus - 1))
+
+
+def dvm_flush(m, tlbis, dsbs) -> dict:
+    """``tlbis`` broadcast TLBIs and ``dsbs`` DSB ISH waits (arm64), as the
+    holds of one flush. A TLBI is posted: the PE issues it and goes on
+    (``__flush_tlb_page_nosync``: dsb(ishst), ``tlbi vale1is``; v6.5's
+    ``arch_tlbbatch_add_pending`` is exactly that, per PTE), and every PE
+    of the domain must apply every broadcast TLBI to its own TLBs, so all
+    CPUs' TLBIs queue at one station, ``tlbi_us`` each (the ``dvm`` row of
+    :mod:`mmcost.swap.stations`; Andrea Arcangeli, "arm64: tlb: skip tlbi
+    broadcast", Feb 2020, 32-CPU Ampere eMAG: the latency "increases almost
+    linearly with the number of CPUs trying to send tlbi broadcasts at the
+    same time"). The DSB (``flush_tlb_page``'s, ``arch_tlbbatch_flush``'s
+    ``dsb(ish)``) waits for its sync's round trip to every PE
+    (:func:`dsb_wait_us`), on the flushing CPU; the syncs of different PEs
+    overlap (each PE has at most one outstanding, Arm CCN-502 TRM sec. 2.7),
+    so ``dsbs`` is a counter, not a station. Charging the DSB's whole wait
+    at the node instead (one sync completed after another) makes seed 000's
+    4K cells node-bound and its fit push ``tlbi_us`` 19 prior widths up."""
+    return dict(sender=dsbs * dsb_wait_us(m), targets=0.0, shootdowns=0.0, tlbis=tlbis, dsbs=dsbs)
+
+
+def range_tlbi(m) -> bool:
+    """Whether ``__flush_tlb_range`` invalidates a range with one range TLBI
+    (``tlbi rvale1is``): the kernel's support (``tlbi_range``, d1d3aa98b1d4,
+    v5.9) on a CPU with FEAT_TLBIRANGE (Armv8.4; the preset's
+    ``tlbi_range``: Neoverse N1 and the other Armv8.2 presets have none).
+    Without it a range of n pages is n TLBIs (and ``flush_tlb_mm`` from
+    MAX_TLBI_OPS = 512 of them)."""
+    from .. import cpu_models
+
+    cpu = cpu_models.get(m.cpu_model) if m.cpu_model else cpu_models.default_for("arm64")
+    return bool(cpu.tlbi_range) and bool(m.switch("tlbi_range"))
+
+
+def contpte_unfold(m, kb: int) -> dict:
+    """Unmapping a PTE-mapped large folio of ``kb`` KiB whose PTEs are
+    contiguous (PTE_CONT) blocks (arm64 ``contpte``, 4602e5757bcc, v6.9: a
+    naturally aligned 64K block mapped by one ``set_ptes`` at fault gets the
+    contiguous bit): the first ``ptep_get_and_clear`` of each block unfolds
+    it (``contpte_try_unfold`` -> ``contpte_convert``: clear its 16 PTEs,
+    ``__flush_tlb_range`` of the block, synchronously: 16 TLBIs, or one range
+    TLBI (:func:`range_tlbi`), and a DSB; write the 16 PTEs back without the
+    bit). Nothing before v6.9, on x86, for a 4K, 16K or 32K folio, or for a
+    2M THP (PMD-mapped; the PMD split writes its PTEs one at a time)."""
+    if m.arch != "arm64" or not (CONT_PTES * PAGE_KB <= kb < PMD_KB) or not m.switch("contpte"):
+        return dvm_flush(m, 0.0, 0.0)
+    blocks = kb // (CONT_PTES * PAGE_KB)
+    per_block = 1.0 if range_tlbi(m) else float(CONT_PTES)
+    out = dvm_flush(m, blocks * per_block, float(blocks))
+    out["sender"] = out["sender"] + blocks * 2 * CONT_PTES * m.pte_us  # (not +=: a lane's field)
+    return out
+
+
+def young_flush(m, kb: int) -> dict:
+    """The TLBIs of the reference check that finds a just-written folio's
+    PTEs young (arm64; x86 clears the accessed bit without a flush):
+    ``folio_referenced_one`` -> ``ptep_clear_flush_young`` issues one TLBI
+    per young PTE and elides the DSB (arch/arm64/include/asm/pgtable.h:
+    "We can elide the trailing DSB here"), while a PMD-mapped THP's
+    ``pmdp_clear_flush_young`` flushes its 2M range synchronously
+    (``flush_tlb_range``: 512 pages reach MAX_TLBI_OPS, so ``flush_tlb_mm``'s
+    one TLBI, or one range TLBI, and a DSB). usemem writes each page once, so
+    one check per folio finds it young (``folio_check_references`` keeps it,
+    the next finds it old and reclaims it)."""
+    if m.arch != "arm64":
+        return dvm_flush(m, 0.0, 0.0)
+    if kb == PMD_KB:
+        return dvm_flush(m, 1.0, 1.0)
+    return dvm_flush(m, float(kb // PAGE_KB), 0.0)
+
+
 def flush(m, entries: int, folios: float, batched: bool, by_kswapd: bool = False) -> dict:
     """One flush round for ``entries`` unmapped translations of ``folios``
     folios: the sender's CPU time, the targets' CPU time (us), shootdowns,
     broadcast TLBIs (arm64). x86 ``arch_tlbbatch_flush`` is a full flush;
     an unbatched flush (``ptep_clear_flush``) INVLPGs up to the ceiling.
-    arm64's DSB ISH waits for every CPU of the domain to complete the
-    TLBIs, so it grows with ``domain_cpus``."""
+    arm64: :func:`dvm_flush` (one TLBI per entry, one DSB ISH)."""
     walk_us = m.walk_ns * 1e-3 * (m.nested_walk_factor if m.virtualized else 1.0)
     refill = m.refill_pages_per_full_flush * walk_us
     if m.arch == "arm64":
-        dsb = m.dsb_us * (1.0 + m.dsb_growth_per_cpu * (m.domain_cpus - 1))
-        return dict(sender=dsb, targets=0.0, shootdowns=0.0, tlbis=float(entries))
+        return dvm_flush(m, float(entries), 1.0)
     full = batched or entries > 33  # tlb_single_page_flush_ceiling
     local = m.full_flush_us + refill if full else entries * m.invlpg_us
     t = targets(m, folios, by_kswapd)
@@ -111,7 +196,7 @@ def flush(m, entries: int, folios: float, batched: bool, by_kswapd: bool = False
         send += exits * m.vm_exit_us
         receive = receive + (0.0 if m.posted_interrupts else m.vm_exit_us)  # (not +=: a lane's field)
     sender = local + send + any_target * receive  # flush_tlb_multi waits for the acknowledgements
-    return dict(sender=sender, targets=t * (receive + local), shootdowns=t, tlbis=0.0)
+    return dict(sender=sender, targets=t * (receive + local), shootdowns=t, tlbis=0.0, dsbs=0.0)
 
 
 # --- swap-out -------------------------------------------------------------------------------------------
@@ -197,7 +282,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, floa
     if whole:
         dev = store(m, pages)
         reclaim = m.reclaim_us_per_folio + pages * (m.reclaim_us_per_page + m.pte_us) + dev["cpu"]
-        sync = dict(sender=0.0, targets=0.0, tlbis=0.0, shootdowns=0.0)
+        sync = dict(sender=0.0, targets=0.0, tlbis=0.0, shootdowns=0.0, dsbs=0.0)
         if kb == PMD_KB:
             # shrink_folio_list passes TTU_SPLIT_HUGE_PMD for a PMD-mappable folio (v4.5 on): try_to_unmap
             # splits the PMD (pmdp_invalidate: a synchronous flush of the range; 512 PTEs written), then
@@ -208,6 +293,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, floa
         d["reclaim"] = reclaim + fl["sender"] + sync["sender"]
         d["targets"] = fl["targets"] + sync["targets"]
         d["tlbis"], d["shootdowns"] = fl["tlbis"] + sync["tlbis"], fl["shootdowns"] + sync["shootdowns"]
+        d["dsbs"] = fl["dsbs"] + sync["dsbs"]
         d.update(device=dev["device"], zs=dev["zs"], brd_xa=dev["brd_xa"], dram=dev["dram"])
     else:  # split: unmap + remap every PTE (one flush), then the 4K path per page
         dev = store(m, 1)
@@ -223,7 +309,16 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, floa
         d["lru"] = d["lru"] + pages * m.split_us_per_page  # (not +=: a lane's field)
         d["tlbis"] = split["tlbis"] + pages * fl["tlbis"]
         d["shootdowns"] = split["shootdowns"] + pages * fl["shootdowns"]
+        d["dsbs"] = split["dsbs"] + pages * fl["dsbs"]
         d.update({k: pages * dev[k] for k in ("device", "zs", "brd_xa", "dram")})
+    young = young_flush(m, kb)  # (arm64: the reference check that found the folio young)
+    if any_of(young["tlbis"] > 0):
+        d["reclaim"] = d["reclaim"] + young["sender"]
+        d["tlbis"], d["dsbs"] = d["tlbis"] + young["tlbis"], d["dsbs"] + young["dsbs"]
+    unfold = contpte_unfold(m, kb)  # (arm64 v6.9: the folio's contiguous blocks, at its first unmap)
+    if any_of(unfold["dsbs"] > 0):
+        d["reclaim"] = d["reclaim"] + unfold["sender"]
+        d["tlbis"], d["dsbs"] = d["tlbis"] + unfold["tlbis"], d["dsbs"] + unfold["dsbs"]
     return d
 
 

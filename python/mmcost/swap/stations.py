@@ -100,7 +100,8 @@ WRITERS: tuple[Station, ...] = (
             present=lambda m: bool(m.switch("swapcache_lock_partitions")),
             cpu_if_absent=("cache_insert", "cache_delete", "tags")),
     # a broadcast TLBI is a DVM operation, and the interconnect serialises them (Arm CoreLink CMN-600
-    # TRM: one DVM node handles every DVM message): all CPUs' TLBIs queue at one FIFO station
+    # TRM: one DVM node handles every DVM message; every PE applies every one): all CPUs' TLBIs queue at one
+    # FIFO station. The DSB's wait is the flushing CPU's, not this station's (mmcost.swap.paths.dvm_flush)
     Station("dvm", "the interconnect's DVM node (arm64)", "fifo", (Site("tlbi_broadcast", ("tlbis",)),),
             unit="TLBIs", to_us=lambda m, n: n * m.tlbi_us, present=lambda m: m.arch == "arm64"),
     Station("zs_class", "a zsmalloc size class's class->lock", "spinlock", (Site("zs_malloc", ("zs",)),),
