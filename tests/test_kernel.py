@@ -69,3 +69,12 @@ def test_swap_out_takes_si_lock_for_its_swap_map_counts_until_4_11(version, lock
     (v4.11) moved them to lock_cluster_or_swap_info, and nothing after moved them back."""
     assert kernel.features(version)["swap_map_lock"] == lock
     assert kernel.features(version, "arm64")["swap_map_lock"] == lock
+
+
+@pytest.mark.parametrize("switch, before, at", [("tlbi_range", "5.8", "5.9"), ("contpte", "6.8", "6.9")])
+def test_arm64_flush_changes_land_in_their_release_on_arm64_only(switch, before, at):
+    # d1d3aa98b1d4 "arm64: tlb: Use the TLBI RANGE feature in arm64" (v5.9-rc1); 4602e5757bcc "arm64/mm: wire up
+    # PTE_CONT for user mappings" (v6.9-rc1)
+    assert kernel.features(before, "arm64")[switch] is False
+    assert kernel.features(at, "arm64")[switch] is True
+    assert switch not in kernel.features(at, "x86")

@@ -1,10 +1,10 @@
 """Seed 000 (small_thp_swapout): SwapModel fitted to the 3 x 3 table through its study.
 
-Tolerances: leave-one-out median absolute error at most 5 points and maximum
-at most 30 over the 9 cells (the 64K whole-folio cell, 26 points off when
-left out, is the only cell that constrains the si->lock hold: the notebook
-says why); every fitted parameter inside its bounds, within two
-prior widths of its prior, with a finite error."""
+Tolerances (issue 35's): leave-one-out median absolute error at most 3 points
+and maximum at most 10 over the 9 cells (median 2.2, max 9.1: the 4K
+swap-file-small-thp cell, +9.1% published for a patch that changes nothing
+a 4K folio does); every fitted parameter inside its bounds, within two prior
+widths of its prior, with a finite error."""
 
 import math
 
@@ -44,8 +44,8 @@ def test_leave_one_out_meets_the_tolerances():
     held = STUDY.held_out()
     assert list(held.columns) == studies.HELD_OUT_COLUMNS and len(held) == 9
     err = held["error"].abs()
-    assert err.median() <= 5.0
-    assert err.max() <= 30.0
+    assert err.median() <= 3.0
+    assert err.max() <= 10.0
     assert (held["lo"] <= held["hi"]).all()
 
 
@@ -66,12 +66,10 @@ def test_the_mechanisms_order_the_cells_as_published(fit):
     assert pred[("remove-huge-flag", 64)] == pytest.approx(pred[("baseline", 64)])
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: with the swap cache, zram/brd and memcg work charged per subpage, "
-                   "the fit ranks whole 64K level with 2M (+54% each, published +30.6% vs +56%); the zone->lock "
-                   "of order-4 folios (no per-CPU lists) ranks them at ~0.9 us per acquisition (chi2 33 against 53 "
-                   "with the other costs as fitted), a minimum least squares started from the priors does not reach")
 def test_whole_64k_folios_lose_to_2m_as_published(fit):
     """2M pays 512 PTE unmaps and TLBIs after its PMD split too; what keeps whole 64K folios below
-    it is si->lock, taken once per 16 pages instead of once per 64-slot refill (4K) or 512 pages (2M)."""
+    it is the reference check before: arm64 ptep_clear_flush_young issues a TLBI per young PTE (16 a
+    64K folio), where a PMD-mapped 2M THP's young bit is one flush, so whole 64K folios send two
+    broadcast TLBIs a page to the DVM station and 2M one."""
     pred = fit.residuals.set_index(["variant", "folio_kb"])["predicted"]
     assert pred[("swap-file-small-thp", 64)] < pred[("baseline", 2048)] - 10

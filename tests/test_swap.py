@@ -513,3 +513,78 @@ def test_swap_devices_keeps_its_old_name():
     import mmcost.swap_devices as old
 
     assert old.COMPRESSORS is new.COMPRESSORS and old.compress_us_per_page is new.compress_us_per_page
+
+
+# --- the arm64 flush: broadcast TLBIs at the DVM station, the DSB's wait on the flushing CPU -----------
+def altra(**kw):
+    base = dict(processes=1, bytes_per_process=2**30, memcg_mb=512, swap_device="brd", cpu_model="ampere-altra",
+                kernel="6.6+anon_mthp+swap_whole_mthp", madvise=True, machine_cpus=80)
+    return SwapModel(**{**base, **kw})
+
+
+@pytest.mark.parametrize("kb, kernel, tlbis, dsbs", [
+    (4, "6.6", 1 + 1, 1),                                  # a young PTE's TLBI; unmap's TLBI and dirty flush's DSB
+    (64, "6.6+anon_mthp+swap_whole_mthp", 16 + 16, 1),    # 16 young PTEs (no DSB), 16 unmap TLBIs, one DSB
+    (64, "6.9+swap_whole_mthp", 16 + 16 + 16, 1 + 1),     # v6.9 contpte: the 64K block unfolds (16 TLBIs, a DSB)
+    (2048, "6.6", 1 + 1 + 512, 1 + 1 + 1),                # young PMD, PMD split (one TLBI, a DSB each), 512 PTEs
+])
+def test_arm64_tlbis_and_dsbs_per_folio_as_the_kernel_issues_them(kb, kernel, tlbis, dsbs):
+    from mmcost.swap import paths
+
+    m = altra(folio_kb=kb, kernel=kernel)
+    d = paths.swap_out(m, kb, whole=True)
+    assert d["tlbis"] == tlbis and d["dsbs"] == dsbs
+    # x86 clears the accessed bit without a flush and sends no TLBIs at all
+    x = paths.swap_out(altra(folio_kb=kb, kernel=kernel, cpu_model="generic-x86"), kb, whole=True)
+    assert x["tlbis"] == 0 and x["dsbs"] == 0
+
+
+def test_one_arm64_writer_pays_each_tlbi_at_the_node_and_each_dsb_round_trip():
+    """One writer, nothing queued: a whole 64K folio's 32 TLBIs (16 young, 16 unmapped) each hold the
+    DVM station tlbi_us and its one DSB waits dsb_us (1 + g (N - 1)) on the CPU. Raising tlbi_us by
+    0.2 us and dsb_us by 0.3 us on N = 80 PEs with g = 0.04 adds 32 x 0.2 + 0.3 x (1 + 0.04 x 79)
+    = 6.4 + 1.248 us to every folio's cycle."""
+    def us_per_folio(tlbi, dsb):
+        m = altra(folio_kb=64, tlbi_us=tlbi, dsb_us=dsb, dsb_growth_per_cpu=0.04)
+        return 1e6 / m.solve()["folios_per_s"]
+
+    assert us_per_folio(0.3, 0.5) - us_per_folio(0.1, 0.2) == pytest.approx(6.4 + 1.248, rel=1e-9)
+
+
+def test_range_tlbis_need_both_the_cpu_feature_and_the_kernel(monkeypatch):
+    """FEAT_TLBIRANGE is the preset's, not a free switch: Neoverse N1 (Armv8.2) has none, so a v6.9
+    contpte unfold flushes its 16 pages one TLBI each; with the feature it is one range TLBI, and
+    before v5.9 the kernel does not use it."""
+    from dataclasses import replace
+
+    from mmcost import cpu_models
+    from mmcost.swap import paths
+
+    assert not cpu_models.get("ampere-altra").tlbi_range
+    assert paths.contpte_unfold(altra(kernel="6.9"), 64)["tlbis"] == 16
+    monkeypatch.setitem(cpu_models.PRESETS, "ampere-altra", replace(cpu_models.PRESETS["ampere-altra"], tlbi_range=True))
+    assert paths.contpte_unfold(altra(kernel="6.9"), 128) == pytest.approx(
+        dict(sender=2 * altra(kernel="6.9").dsb_us * (1 + altra().dsb_growth_per_cpu * 79)
+             + 2 * 32 * altra().pte_us, targets=0.0, shootdowns=0.0, tlbis=2.0, dsbs=2.0))
+    assert paths.contpte_unfold(altra(kernel="6.9", tlbi_range=False), 64)["tlbis"] == 16
+    assert paths.contpte_unfold(altra(kernel="6.8"), 64)["dsbs"] == 0  # no contpte before v6.9
+
+
+def test_simulation_agrees_with_mva_at_a_saturated_dvm_station():
+    m = altra(processes=12, cpus=12, memcg_mb=6144, folio_kb=64, tlbi_us=0.4)
+    a = m.solve()
+    assert a.details["locks"].lock_values["dvm"]["utilization"] > 0.9
+    s = m.solve("simulated", ops=60_000, replications=8, seed=SEED, progress=False)
+    lo, hi = [q for q in s.quantities if q.name == "swapout_kib_s"][0].lo, s.table().loc["swapout_kib_s", "hi"]
+    assert lo <= a["swapout_kib_s"] <= hi
+
+
+@pytest.mark.parametrize("kw, err, match", [
+    (dict(machine_cpus=-4), ValueError, "machine_cpus"), (dict(machine_cpus=0), ValueError, "machine_cpus"),
+    (dict(dsb_us=-1.0), ValueError, "dsb_us"), (dict(tlbi_us=float("nan")), ValueError, "tlbi_us"),
+    (dict(dsb_growth_per_cpu=-0.1), ValueError, "dsb_growth_per_cpu"),
+    (dict(contpte="yes"), TypeError, "contpte"), (dict(tlbi_range=2), TypeError, "tlbi_range"),
+])
+def test_bad_arm64_flush_inputs_are_refused_naming_the_field(kw, err, match):
+    with pytest.raises(err, match=match):
+        altra(**kw)

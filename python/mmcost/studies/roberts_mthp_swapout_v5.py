@@ -21,8 +21,8 @@ not expressible                          0
 Known miss: with 70 writers on 8 CPUs the lock stations that hold 4K back
 on seed 000's 80 cores (``si->lock``, the DVM node, the lruvec lock) are
 barely contended, so the predicted gains are the per-page CPU cost ratios:
-2M is predicted about +270% where +91% was measured, and whole 64K folios
-about +190% for +46%. What a guest adds to the 4K path (stage-2 faults on
+2M is predicted about +167% where +91% was measured, and whole 64K folios
+about +108% for +46% (v4: +118% for +44%). What a guest adds to the 4K path (stage-2 faults on
 brd's and the fault path's fresh pages, vCPU preemption of lock holders)
 is not modelled; the thread does not say how the 8 vCPUs are placed.
 """

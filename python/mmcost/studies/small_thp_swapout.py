@@ -8,13 +8,22 @@ swap-out, patch 2 swaps them out whole). The rows carry the
 rest (70 processes, 1 GiB each, 40 GiB memcg, brd, arm64).
 
 The table holds changes against the 4K baseline, so only cost ratios matter.
-Free: the split cost per subpage, the broadcast TLBI cost at the DVM node,
-the per-folio reclaim cost and the si->lock hold per allocation; all four
-land within one prior width. The per-page reclaim cost stays at its prior:
-these rows move it exactly as they move the per-folio one (the fit's
-NotIdentifiableWarning when both are freed). The other costs stay at their priors and vary
-in the bands. Held out: each cell predicted by a fit to the other eight.
-Known miss: whole 64K folios, predicted level with 2M (see the notebook).
+Free: the split cost per subpage, the broadcast TLBI's slot at the DVM
+station, the per-folio reclaim cost, the si->lock hold per allocation and the
+memcg page-counter hold; all five land within one prior width. The per-page
+reclaim cost stays at its prior: these rows move it exactly as they move
+the per-folio one (the fit's NotIdentifiableWarning when both are freed).
+The other costs stay at their priors and vary in the bands; the DSB's round
+trip is Barry Song's (:func:`mmcost.cpu_models._dsb_cycles`). Held out: each
+cell predicted by a fit to the other eight: median 2.2 points, max 9.1 (the
+4K swap-file-small-thp cell, +9.1% for a patch that changes nothing a 4K
+folio does; 26.1 for whole 64K folios before the reference check's TLBIs).
+
+What ranks whole 64K folios below 2M (+30.6% vs +56-60%) is arm64's
+reference check (:func:`mmcost.swap.paths.young_flush`): a 64K folio's 16
+young PTEs are 16 more broadcast TLBIs, a PMD-mapped 2M THP's young bit one
+synchronous flush, so whole 64K folios send the DVM station two TLBIs a page
+(as many as 4K) and 2M one; 64K runs at the station's capacity, 2M at DRAM's.
 """
 
 from __future__ import annotations
