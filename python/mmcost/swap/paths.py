@@ -18,6 +18,7 @@ Paths:
 
 from __future__ import annotations
 
+from .. import cpu_models
 from ..lanes import any_of, maximum
 from ..tlb import flush_targets
 from .constants import MEMCG_CHARGE_BATCH, PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH
@@ -131,8 +132,6 @@ def range_tlbi(m) -> bool:
     ``tlbi_range``: Neoverse N1 and the other Armv8.2 presets have none).
     Without it a range of n pages is n TLBIs (and ``flush_tlb_mm`` from
     MAX_TLBI_OPS = 512 of them)."""
-    from .. import cpu_models
-
     cpu = cpu_models.get(m.cpu_model) if m.cpu_model else cpu_models.default_for("arm64")
     return bool(cpu.tlbi_range) and bool(m.switch("tlbi_range"))
 
