@@ -61,9 +61,12 @@ def test_the_swap_table_and_the_bypass_by_kernel():
     assert kernel.features("6.18")["swapin_skip_swapcache"] and not kernel.features("7.0")["swapin_skip_swapcache"]
 
 
+# written large: all before the 256 MiB limit (half of 512 MiB), then 1 - n/32 (the fault's charge rule); swapped
+# in large: of those, the charge rule again (the read-back's charge fits while the last order-0 reclaim's 32 pages
+# of headroom hold it)
 @pytest.mark.parametrize("folio_kb, version, share", [
-    (16, "6.18", 1 - 4 / 32),    # the charge fits while the last order-0 reclaim's 32 pages of headroom hold it
-    (64, "6.18", 1 - 16 / 32),
+    (16, "6.18", (0.5 + 0.5 * (1 - 4 / 32)) * (1 - 4 / 32)),
+    (64, "6.18", (0.5 + 0.5 * (1 - 16 / 32)) * (1 - 16 / 32)),
     (2048, "6.18", 0.0),         # alloc_swap_folio tries the orders below PMD only
     (64, "6.11", 0.0),           # before 242d12c98174 (v6.12) every swap-in is order 0
     (4, "6.18", 1.0),
@@ -152,3 +155,10 @@ def test_the_path_is_one_function_and_sites_on_existing_rows():
 def test_bad_input_names_the_field(kw, match):
     with pytest.raises(ValueError, match=match):
         one_reader(**kw)
+
+
+def test_a_folio_split_at_swap_out_comes_back_as_4k_pages():
+    """can_swapin_thp needs contiguous swap offsets: a fifth of the 64K folios failing their contiguous slot
+    allocation (split, slots page by page) takes a fifth off the large swap-ins."""
+    m = one_reader(memcg_mb=256.0, swapped_share=None, bytes_per_process=2.0**29, folio_kb=64)
+    assert m.set(contiguous_failure=0.2).large_swapin_share() == pytest.approx(0.8 * m.large_swapin_share())

@@ -807,12 +807,17 @@ class SwapInModel(SwapModel):
         """Share of the bytes swapped in that come back as ``folio_kb`` folios.
 
         ``alloc_swap_folio`` (v6.12, ``swapin_mthp``) tries the orders below
-        PMD order the VMA allows, never where zswap was ever enabled; its
-        memcg charge uses ``vma_thp_gfp_mask``, which cannot reclaim unless
-        the VMA is madvised, so at the limit a large charge succeeds while
-        the headroom the last order-0 charge's reclaim left holds it
-        (``fault_reclaim_pages``, as for faults: :meth:`large_fault_share`'s
-        steady state, the read-back starting at the limit). 4K: 1."""
+        PMD order the VMA allows, never where zswap was ever enabled, and only
+        on a range whose PTEs are swap entries with contiguous offsets
+        (``can_swapin_thp``): a range written as one large folio and swapped
+        out whole (:meth:`large_fault_share` times ``1 - contiguous_failure``);
+        a range faulted as 4K pages or split got its slots page by page, taken
+        here as not contiguous. Its memcg charge uses ``vma_thp_gfp_mask``,
+        which cannot reclaim unless the VMA is madvised, so at the limit a large
+        charge succeeds while the headroom the last order-0 charge's reclaim
+        left holds it (``fault_reclaim_pages``, as for faults: the steady state,
+        the read-back starting at the limit); a failed charge counts
+        ``swpin_fallback_charge`` and ``swpin_fallback``. 4K: 1."""
         kb = self.folio_kb
         if kb == PAGE_KB:
             return 1.0
@@ -820,9 +825,10 @@ class SwapInModel(SwapModel):
             return 0.0
         if self.swapin_large_share is not None:
             return self.swapin_large_share
+        eligible = self.large_fault_share() * (1.0 - self.contiguous_failure)
         if self.madvise or self.memcg_mb is None:
-            return 1.0
-        return maximum(0.0, 1.0 - (kb // PAGE_KB) / self.fault_reclaim_pages)
+            return eligible
+        return eligible * maximum(0.0, 1.0 - (kb // PAGE_KB) / self.fault_reclaim_pages)
 
     def readback_faults(self) -> float:
         """Share of the pages read back that fault (``pswpin`` over the pages).
