@@ -165,14 +165,19 @@ def on_pcp(m, pages: int) -> bool:
     return bool(m.switch("pcp_high_order")) and (order <= 3 or pages * PAGE_KB == PMD_KB)
 
 
-def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, float]:
+def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = True) -> dict[str, float]:
     """Swap out one folio of ``kb`` KiB, ``whole`` or split to 4K first, by a
     direct reclaimer or by kswapd: the fault that wrote it (keys of
-    :data:`PER_WRITTEN`) and ``shrink_folio_list``'s work, in :data:`HOLDS`'s units."""
+    :data:`PER_WRITTEN`) and ``shrink_folio_list``'s work, in :data:`HOLDS`'s units.
+    ``dirty``: its PTEs are dirty (it was written since it was mapped), so
+    the unmap's flush is done before ``pageout()`` one folio at a time
+    (``try_to_unmap_flush_dirty``: ``set_tlb_ubc_flush_pending`` marks the
+    batch writable for a dirty PTE, mm/rmap.c); a folio only read since
+    it was swapped in has clean PTEs and its flush waits for the batch."""
     pages = kb // PAGE_KB
     entries = 1 if kb == PMD_KB else pages  # translations faulted: a 2M THP is one PMD
     walk_us = m.walk_ns * 1e-3 * (m.nested_walk_factor if m.virtualized else 1.0)
-    per_folio_flush = bool(m.switch("flush_dirty_before_pageout"))
+    per_folio_flush = bool(m.switch("flush_dirty_before_pageout")) and dirty
     batched = bool(m.switch("batched_unmap_flush"))
     slot_cache = bool(m.switch("slot_cache"))
     si_era = m.switch("swap_alloc_lock") == "si_lock"
@@ -244,20 +249,20 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, floa
     return d
 
 
-def swap_out_sized(m, kb: int, by_kswapd: bool = False) -> dict[str, float]:
+def swap_out_sized(m, kb: int, by_kswapd: bool = False, dirty: bool = True) -> dict[str, float]:
     """Swap out one folio of ``kb`` KiB as the kernel does that size: whole
     where it can, with ``contiguous_failure`` of the large ones failing their
     contiguous slot allocation and split after the failed scan; else split."""
     pages = kb // PAGE_KB
     if whole(m, kb):
-        one = swap_out(m, kb, True, by_kswapd)
+        one = swap_out(m, kb, True, by_kswapd, dirty)
         f = m.contiguous_failure if pages > 1 else 0.0
         if not any_of(f != 0):
             return one
-        split = swap_out(m, kb, False, by_kswapd)
+        split = swap_out(m, kb, False, by_kswapd, dirty)
         split["slot"] += m.slot_hold_us_per_acquisition  # the failed contiguous scan
         return {k: (1 - f) * one[k] + f * split[k] for k in one}
-    return swap_out(m, kb, False, by_kswapd)
+    return swap_out(m, kb, False, by_kswapd, dirty)
 
 
 def swap_out_mix(m, by_kswapd: bool = False) -> tuple[dict[str, float], float]:

@@ -158,7 +158,9 @@ def readback_network(m) -> tuple[LockSystem, dict]:
     ``try_charge_memcg``) reclaims as much as it brings in: one folio of the
     same size swapped out per folio swapped in (:func:`mmcost.swap.paths.
     swap_out_sized`, without its fault), in the faulting task, on the same
-    stations. kswapd and the isolation throttle are left out of the read-back
+    stations; the folios it reclaims were only read since they came in, so
+    their PTEs are clean and their flushes wait for the reclaim batch
+    (``dirty=False``: no ``try_to_unmap_flush_dirty`` per folio). kswapd and the isolation throttle are left out of the read-back
     (memcg reclaim of a cgroup v1 limit is never throttled; a v2 one is
     approximated unthrottled). Without a memcg limit nothing is reclaimed."""
     d, kib = swap_in_mix(m)
@@ -170,7 +172,7 @@ def readback_network(m) -> tuple[LockSystem, dict]:
     if reclaimed:
         out: dict = {}
         for kb, w in swap_in_sizes(m):
-            for key, x in swap_out_sized(m, kb).items():
+            for key, x in swap_out_sized(m, kb, dirty=False).items():  # read since swapped in: clean PTEs
                 out[key] = out.get(key, 0.0) + w * x
         for key in PER_WRITTEN & set(out):  # no write faults in a read-back
             out[key] = 0.0
