@@ -174,3 +174,15 @@ def test_a_folio_only_read_since_swap_in_waits_for_the_batch_flush():
     assert dirty["reclaim"] - clean["reclaim"] == pytest.approx((1 - 1 / 32) * (0.1 + 8 * 0.03), rel=1e-12)
     old = m.set(kernel="4.2")  # before d950c9477d51 (v4.3) nothing was flushed early, dirty or not
     assert paths.swap_out(old, 4, True)["reclaim"] == paths.swap_out(old, 4, True, dirty=False)["reclaim"]
+
+
+def test_the_pages_resident_at_the_start_are_reclaimed_dirty():
+    """Under the limit a sequential read-back reclaims every page that was resident when it began (written:
+    dirty PTEs, flushed one folio at a time) besides the ones it swapped in (clean, batched): half of the data
+    here, so half the reclaimed folios take a flush of their own."""
+    m = one_reader(memcg_mb=256.0, swapped_share=None, bytes_per_process=2.0**29)
+    _, info = m._readback_network()
+    assert info["dirty_share"] == pytest.approx(0.5)
+    assert m.set(readback="rand").readback_system() is not None
+    _, rand = m.set(readback="rand")._readback_network()
+    assert rand["dirty_share"] == pytest.approx(0.5 / (1 - (0.5 + 0.5 * math.log(0.5))))

@@ -789,7 +789,8 @@ class SwapInModel(SwapModel):
     swap_table: bool | None = knob(None, kind="bool", kernel=True, doc="the swap cache is the swap table (v6.18)")
 
     METRICS: ClassVar = SwapModel.METRICS + ("swapin_throughput_kib_s", "major_fault_latency_us", "pswpin_count",
-                                             "pgmajfault_count", "large_swapin_share_pct")
+                                             "pgmajfault_count", "large_swapin_share_pct",
+                                             "readback_tlb_shootdowns_per_swapped_page")
 
     def check(self) -> None:
         super().check()
@@ -905,6 +906,8 @@ class SwapInModel(SwapModel):
                   ("pswpin_count", f * pages, "count", False),
                   ("pgmajfault_count", f * pages / (bi["kib"] / PAGE_KB), "count", False),
                   ("large_swapin_share_pct", 100 * self.large_swapin_share(), "%", False),
+                  ("readback_tlb_shootdowns_per_swapped_page",
+                   bi["shootdowns"] / (bi["kib"] / PAGE_KB) if bi["reclaimed"] else 0.0, "1/page", False),
                   ("swapin_folios_per_s", x, "1/s", True)]
         qs = tuple(Quantity(n, val, u, val * (1 - half) if scaled else val, val * (1 + half) if scaled else val)
                    for n, val, u, scaled in values)
