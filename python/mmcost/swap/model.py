@@ -800,6 +800,12 @@ class SwapInModel(SwapModel):
             raise ValueError(f"swap_device: swap-in is modelled for the SWP_SYNCHRONOUS_IO devices {SYNCHRONOUS} "
                              f"(the read done in the fault), not {self.swap_device!r}: a zswap load or a disk's "
                              "readahead (swapin_readahead, page-cluster) is another path")
+        from ..kernel import parse_version
+
+        if parse_version(self.kernel) < (4, 15) and not self.switch("swapin_skip_swapcache"):
+            raise ValueError(f"kernel: before v4.15 (0bcac06f27d7) a swap-in from {self.swap_device} went through "
+                             "swapin_readahead (page-cluster readahead into the swap cache), which is not modelled; "
+                             f"kernel {self.kernel!r}")
         if self.readback_fault_share is not None and any_of(self.readback_fault_share <= 0):
             raise ValueError(f"readback_fault_share must be > 0 (a read-back that faults nothing has no swap-in "
                              f"to model), got {self.readback_fault_share}")

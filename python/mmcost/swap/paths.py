@@ -369,7 +369,11 @@ def swap_in(m, kb: int) -> dict[str, float]:
       ``arch_swap_restore``, the swap device reference).
 
     No flush: the PTEs were not present. The user's read of the pages is
-    the read-back's (:func:`mmcost.swap.reclaim.readback_network`)."""
+    the read-back's (:func:`mmcost.swap.reclaim.readback_network`). Not
+    modelled: an entry with more than one user (after fork) takes
+    ``swapin_readahead`` even on zram until phase II, as every swap-in did
+    before v4.15 (:class:`mmcost.swap.SwapInModel` refuses those kernels);
+    usemem's private pages have one."""
     pages = kb // PAGE_KB
     walk_us = m.walk_ns * 1e-3 * (m.nested_walk_factor if m.virtualized else 1.0)
     dev = load(m, pages)
