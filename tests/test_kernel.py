@@ -16,6 +16,10 @@ BOUNDARIES = [
     ("pti", "4.14", "4.15", False, True),                       # aa8c6248f8c7 (stable backports not modelled)
     ("invlpgb", "6.14", "6.15", False, True),                   # 4afeb0ed1753
     ("invlpgb_with_pti", "6.15", "6.16", True, False),          # 94a17f2dc90b
+    ("swapin_skip_swapcache", "4.14", "4.15", False, True),     # 0bcac06f27d7
+    ("swapin_mthp", "6.11", "6.12", False, True),               # 242d12c98174
+    ("swap_table", "6.17", "6.18", False, True),                # swap table phase I (series)
+    ("swapin_skip_swapcache", "6.19", "7.0", True, False),      # swap table phase II (series, after v6.18)
 ]
 
 
@@ -31,10 +35,13 @@ def test_pti_is_on_for_no_mainline_kernel_before_4_15_and_on_no_arm64():
     assert "pti" not in kernel.features("6.6", "arm64")
 
 
-def test_the_swap_table_switch_that_nothing_read_is_gone():
-    assert "swap_table" not in kernel.switches()
-    with pytest.raises(ValueError, match="swap_table"):
-        kernel.changes("swap_table")
+def test_the_swap_table_switch_is_read_by_the_swap_in_path():
+    """Once catalogued with nothing reading it and removed; the swap-in path reads it now (its lookup)."""
+    from mmcost.swap import SwapInModel
+
+    assert "swap_table" in kernel.switches()
+    assert set(kernel.changes("swap_table")["read_by"]) == {"swapin"}
+    assert "swap_table" in SwapInModel().leaves
 
 
 def test_patches_set_switches_and_local_versions_are_ignored():

@@ -27,10 +27,12 @@ its series title only says so. The releases of 4d4b6d66db63, 4b3ef9daa4fc,
 bd4c82c22c36 and PTI were read off the trees just before and at them (e.g.
 ``pte_accessible()`` in ``set_tlb_ubc_flush_pending``: absent from v6.3.8's
 ``mm/rmap.c``, present in v6.4's). Changes the models would not read are not
-catalogued: the v6.18 swap table (the swap cache under the cluster lock
-instead of an xarray lock; series by Kairui Song) changes no station of
-:class:`mmcost.swap.SwapModel`, whose swap cache has been an uncontended lock
-since the v4.11 trunks and whose per-entry work is ``swapcache_us_per_page``.
+catalogued. The v6.18 swap table (the swap cache under the cluster lock
+instead of an xarray lock; series by Kairui Song) changes no station of the
+swap-out path, whose swap cache has been an uncontended lock since the v4.11
+trunks and whose per-entry work is ``swapcache_us_per_page``; the swap-in
+path (:class:`mmcost.swap.SwapInModel`) reads it for the swap cache lookup of
+every fault.
 """
 
 from __future__ import annotations
@@ -175,6 +177,31 @@ CHANGES: tuple[Change, ...] = (
            "mm/page_alloc: allow high-order pages to be stored on the per-cpu lists",
            "orders 1 to PAGE_ALLOC_COSTLY_ORDER (3) and the pageblock order (a PMD THP) come from and go to "
            "the per-CPU lists; any other order still takes zone->lock per allocation and free", "swap"),
+    # --- swap-in (mmcost.swap.paths.swap_in) ----------------------------------------------------
+    Change("swapin_skip_swapcache", True, False, "4.15", "0bcac06f27d7",
+           "mm, swap: skip swapcache for swapin of synchronous device (Minchan Kim)",
+           "do_swap_page() reads an entry of a SWP_SYNCHRONOUS_IO device (zram, brd, pmem, btt) whose swap "
+           "count is 1 straight into a new folio, without the swap cache and without readahead; from v6.8 "
+           "(13ddaf26be32, 'mm/swap: fix race when skipping swapcache') it pins the entry with "
+           "swapcache_prepare() and swapcache_clear() (SWAP_HAS_CACHE set and cleared per entry) instead", "swapin"),
+    Change("swapin_mthp", True, False, "6.12", "242d12c98174",
+           "mm: support large folios swap-in for sync io devices (Chuanhua Han, Barry Song)",
+           "on the SWP_SYNCHRONOUS_IO path alloc_swap_folio() tries the mTHP orders the VMA allows, below PMD "
+           "order, where the range's PTEs are contiguous swap entries (can_swapin_thp), falling back order by "
+           "order to 0 on an allocation or memcg charge failure (swpin_fallback, swpin_fallback_charge); never "
+           "where zswap was ever enabled (zswap_never_enabled)", "swapin"),
+    Change("swap_table", True, False, "6.18", "",
+           "mm, swap: introduce swap table as swap cache (phase I) (series by Kairui Song)",
+           "the swap cache is a per-cluster array of entries (the swap table) under the cluster lock, read "
+           "locklessly by swap_cache_get_folio (__swap_table_get: one load), instead of the 64 MiB address "
+           "spaces' XArrays (filemap_get_folio's walk, xa_lock for inserts and deletes)", "swapin"),
+    Change("swapin_skip_swapcache", False, True, "7.0", "",
+           "mm, swap: never bypass the swap cache even for SWP_SYNCHRONOUS_IO (swap table phase II, series "
+           "by Kairui Song, v3 25 Nov 2025, after v6.18's merge window; the release is read off the series' "
+           "date and the mm tree it was queued in, not off a tree)",
+           "a synchronous device's swap-in goes through the swap cache like any other (swapin_folio: insert "
+           "into the swap table, read, map, then folio_free_swap removes it); mTHP swap-in stays limited to "
+           "SWP_SYNCHRONOUS_IO devices", "swapin"),
     # --- reclaim ---------------------------------------------------------------------------------
     Change("throttle_isolated_ms", 20.0, 100.0, "5.16", "",
            "mm/vmscan: throttle reclaim and compaction when too may pages are isolated (series by Mel Gorman)",

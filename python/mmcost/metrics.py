@@ -90,6 +90,12 @@ METRICS: dict[str, tuple[str, str]] = {
     "migrator_busy_pct": ("%", "share of the migrating thread's CPU (kswapd for demotion) the migrations take"),
     "kswapd_reclaim_share_pct": ("%", "pgsteal_kswapd / (pgsteal_kswapd + pgsteal_direct), /proc/vmstat"),
     "large_fault_share_pct": ("%", "share of bytes faulted as the requested large folio size (the rest fell back to 4K)"),
+    "swapin_throughput_kib_s": ("KiB/s", "read-back throughput per process: its bytes over the read-back's own time "
+                                         "(usemem's formula; mmcost measure swapin, mmcost.swap.SwapInModel)"),
+    "major_fault_latency_us": ("us", "mean time of one major (swap-in) fault, the reclaim in its charge included"),
+    "large_swapin_share_pct": ("%", "share of bytes swapped in as the large folio size (the rest fell back to 4K)"),
+    "readback_tlb_shootdowns_per_swapped_page": ("1/page", "TLB shootdown IPIs per page swapped out during a "
+                                                           "read-back (model output: the reclaim its swap-ins force)"),
     # swap / mTHP
     "thp_swap_alloc_failure_change_pct": ("%", "change of mTHP swap-slot allocation failures"),
     "fault_alloc_count": ("count", "mTHP anon_fault_alloc"),

@@ -64,9 +64,18 @@ DES (``solve("simulated")``). At most ``cpus``
 writers run at once (a spinlock holder is not preempted), so more tasks than
 CPUs time-share the CPUs. Times in microseconds.
 
+Swap-in: :class:`SwapInModel` is the same write phase followed by a
+read-back (usemem-style, sequential or random) that faults the pages in
+again from a SWP_SYNCHRONOUS_IO device (zram, brd, pmem): ``do_swap_page``
+with its swap cache lookup, the v4.15-v6.19 bypass of the swap cache and
+its removal by the swap table's phase II, mTHP swap-in from v6.12 with its
+fallback to order 0, zram's decompression, the slot freed on swap-in, and,
+under the memcg limit, the swap-out every swap-in forces
+(:func:`mmcost.swap.paths.swap_in`, :func:`mmcost.swap.reclaim.readback_network`).
+
 The package is organised around the kernel's paths:
 
-- :mod:`mmcost.swap.model`: :class:`SwapModel`, its fields (workload,
+- :mod:`mmcost.swap.model`: :class:`SwapModel` and :class:`SwapInModel`, their fields (workload,
   device, machine, kernel switches, costs with their priors), checks and
   ``solve``;
 - :mod:`mmcost.swap.paths`: one function per kernel path, taking the model
@@ -83,14 +92,19 @@ The package is organised around the kernel's paths:
 
 Adding a kernel path is one function in ``paths.py`` (its holds), at most
 one row in ``stations.py`` (a lock or device it is the first to take), its
-fields on :class:`SwapModel` and its switch in :mod:`mmcost.kernel`.
+fields on the model and its switch in :mod:`mmcost.kernel`: the swap-in path
+is :func:`mmcost.swap.paths.swap_in`, no new row (its ``zs_free``,
+``folio_add_lru`` and slot frees are sites on existing rows), the fields of
+:class:`SwapInModel` and the switches ``swapin_skip_swapcache``,
+``swapin_mthp`` and ``swap_table``.
 
 Two rules every path and station keeps:
 
 1. **Per folio swapped, unless named for the fault.** A path's holds are per
    operation of the path: for swap-out, per folio *swapped out*, except the
    keys ``fault`` and ``*_fault`` (:data:`mmcost.swap.paths.PER_WRITTEN`),
-   which are per folio *written*; 1/s folios are written per folio swapped
+   which are per folio *written* (the swap-in path has none: its holds are per
+   folio swapped in); 1/s folios are written per folio swapped
    (s = the swapped share), and the network divides those keys by s
    (:func:`mmcost.swap.stations.amount`). A new per-written key ends in
    ``_fault``; anything else is counted once per folio swapped.
@@ -113,10 +127,10 @@ Two rules every path and station keeps:
 from __future__ import annotations
 
 from .constants import MEMCG_CHARGE_BATCH, PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH
-from .model import (DSB_GROWTH, DSB_GROWTH_SOURCE, FREE_LINE_SOURCE, FREE_LINE_US, ZS_FREE_SERIAL_US, SwapModel,
-                    mthp_inputs)
+from .model import (DSB_GROWTH, DSB_GROWTH_SOURCE, FREE_LINE_SOURCE, FREE_LINE_US, ZS_FREE_SERIAL_US, SwapInModel,
+                    SwapModel, mthp_inputs)
 from .stations import SWAPCACHE_SITES, site_of
 
 __all__ = ["DSB_GROWTH", "DSB_GROWTH_SOURCE", "FREE_LINE_SOURCE", "FREE_LINE_US", "MEMCG_CHARGE_BATCH", "PAGE_KB",
-           "PMD_KB", "RECLAIM_BATCH", "SLOT_CACHE_BATCH", "SWAPCACHE_SITES", "ZS_FREE_SERIAL_US", "SwapModel",
+           "PMD_KB", "RECLAIM_BATCH", "SLOT_CACHE_BATCH", "SWAPCACHE_SITES", "ZS_FREE_SERIAL_US", "SwapInModel", "SwapModel",
            "mthp_inputs", "site_of"]

@@ -88,3 +88,29 @@ def store(m, pages: int) -> dict[str, float]:
         return out
     out.update(cpu=m.io_submit_us_per_io, device=io, dram=4096.0 * pages)  # nvme/ssd: DMA reads the page
     return out
+
+
+#: devices whose block driver completes I/O synchronously (SWP_SYNCHRONOUS_IO: BLK_FEAT_SYNCHRONOUS, set by
+#: zram, brd, pmem and btt, 0bcac06f27d7, v4.15): the only ones whose swap-in this package models
+SYNCHRONOUS = ("zram", "brd", "pmem")
+
+
+def load(m, pages: int) -> dict[str, float]:
+    """Per folio of ``pages`` pages read back from ``m.swap_device`` in the
+    fault (``swap_read_folio`` -> ``swap_read_folio_bdev_sync``, the bio
+    completed before it returns): the faulting CPU's work (``cpu``, us) and
+    DRAM (``dram``, bytes). zram reads page by page (``zram_bio_read`` ->
+    ``zram_read_page``: the slot lock, ``zs_obj_read_begin`` mapping the
+    object under the pool's and zspage's locks, not the size class's,
+    ``zcomp_decompress`` into the page); brd and pmem copy each page
+    (``brd_do_bvec`` / ``pmem_do_read``). Other devices take the readahead
+    path (``swapin_readahead``), which is not modelled: ValueError."""
+    dev = m.swap_device
+    if dev not in SYNCHRONOUS:
+        raise ValueError(f"swap_device: swap-in is modelled for the SWP_SYNCHRONOUS_IO devices {SYNCHRONOUS} "
+                         f"(the read done in the fault), not {dev!r}: a zswap load or a disk's readahead "
+                         "(swapin_readahead, page-cluster) is another path")
+    if dev == "zram":
+        return dict(cpu=pages * (m.decompress_us_per_page + m.zram_read_us_per_page),
+                    dram=4096.0 * pages * (1 + 1 / m.compression_ratio))
+    return dict(cpu=2 * zero_us(m, pages), dram=8192.0 * pages)  # memcpy: read 4 KiB, write 4 KiB

@@ -730,3 +730,199 @@ def mthp_inputs(rows, folio_kb: int) -> dict:
     if "swpout_count" in part or "swpout_fallback_count" in part:
         out["contiguous_failure"] = 1.0 - share("swpout_count", "swpout_fallback_count")
     return out
+
+
+@dataclass(frozen=True)
+class SwapInModel(SwapModel):
+    """Write, then read back: :class:`SwapModel`'s write phase (every metric
+    of it as it is), then each process reads its memory back, ``seq`` (in
+    address order) or ``rand`` (page by page in a random order), faulting in
+    what was swapped out (:func:`mmcost.swap.paths.swap_in`) on a
+    SWP_SYNCHRONOUS_IO device (zram, brd, pmem: the read is done in the
+    fault). Under the memcg limit the memory is still over it, so every
+    swap-in swaps another folio out (:func:`mmcost.swap.reclaim.readback_network`).
+
+    Metrics besides the write phase's: ``swapin_throughput_kib_s`` (KiB/s
+    per process, the read-back's own time), ``major_fault_latency_us`` (one
+    swap-in fault, the reclaim in its charge included, the user's reads
+    not), ``pswpin_count`` (pages read from the device, all processes),
+    ``pgmajfault_count`` (one per folio swapped in) and
+    ``large_swapin_share_pct``."""
+
+    name: str = field(default="swapin", kw_only=True)
+    readback: str = knob("seq", choices=("seq", "rand"),
+                         doc="read-back order: every word in address order, or page by page in a random order")
+    readback_fault_share: float | None = knob(
+        None, kind="float", unit="1", upper=1.0,
+        doc="share of the pages read back that fault (pswpin / pages); None: 1 for seq under a memcg limit, the "
+            "LRU's random-pass miss share for rand, the swapped share without a limit")
+    swapin_large_share: float | None = knob(
+        None, kind="float", unit="1", upper=1.0,
+        doc="share of the bytes swapped in as folio_kb folios (swpin x folio / pswpin); None: the charge rule")
+    swapin_us_per_folio: float = knob(
+        1.0, unit="us", upper=100.0,
+        prior=Prior(1.0, 0.5, "do_swap_page once per folio besides the fault, the read and the PTEs (mm/memory.c, "
+                              "v6.18): get_swap_device, alloc_swap_folio's checks and allocation from the per-CPU "
+                              "lists, the folio lock, the PTE lock and pte_same recheck, the rmap's set-up, "
+                              "arch_swap_restore, counters: about a microsecond"),
+        doc="per folio swapped in, outside any shared lock, besides fault_us_per_folio, the read and the PTEs")
+    swapin_us_per_page: float = knob(
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "per page of a folio swapped in: folio_add_new_anon_rmap's per-page part, "
+                               "swap_cgroup_clear / mem_cgroup_swapin_uncharge_swap, the MM_ANONPAGES / "
+                               "MM_SWAPENTS counters: tens of ns"),
+        doc="per 4K page swapped in, besides its PTE (pte_us), walk and slot free (swap_free_us_per_page)")
+    zram_read_us_per_page: float = knob(
+        0.2, unit="us", upper=100.0,
+        prior=Prior(0.2, 0.1, "zram_read_page besides decompression: zram_slot_lock, zs_obj_read_begin / "
+                              "zs_obj_read_end (the zspage lock, an object spanning two pages copied), flags "
+                              "and stats: a few hundred ns"),
+        doc="zram's read work per page outside decompression")
+    swapcache_lookup_us: float = knob(
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "swap_cache_get_folio before v6.18: filemap_get_folio on the entry's 64 MiB "
+                               "address_space, an RCU XArray walk of 2-3 nodes (cache misses on a cold tree)"),
+        doc="swap cache lookup per fault before the swap table (v6.18)")
+    swap_table_lookup_us: float = knob(
+        0.03, unit="us", upper=100.0,
+        prior=Prior(0.03, 0.02, "swap_cache_get_folio from v6.18: __swap_table_get, one atomic load of the "
+                                "cluster's table slot under RCU"),
+        doc="swap cache lookup per fault with the swap table (v6.18)")
+    swapin_skip_swapcache: bool | None = knob(None, kind="bool", kernel=True,
+                                              doc="SWP_SYNCHRONOUS_IO swap-in bypasses the swap cache (v4.15-v6.19)")
+    swapin_mthp: bool | None = knob(None, kind="bool", kernel=True,
+                                    doc="mTHP swap-in from SWP_SYNCHRONOUS_IO devices (v6.12)")
+    swap_table: bool | None = knob(None, kind="bool", kernel=True, doc="the swap cache is the swap table (v6.18)")
+
+    METRICS: ClassVar = SwapModel.METRICS + ("swapin_throughput_kib_s", "major_fault_latency_us", "pswpin_count",
+                                             "pgmajfault_count", "large_swapin_share_pct",
+                                             "readback_tlb_shootdowns_per_swapped_page")
+
+    def check(self) -> None:
+        super().check()
+        from .devices import SYNCHRONOUS
+
+        if self.swap_device not in SYNCHRONOUS:
+            raise ValueError(f"swap_device: swap-in is modelled for the SWP_SYNCHRONOUS_IO devices {SYNCHRONOUS} "
+                             f"(the read done in the fault), not {self.swap_device!r}: a zswap load or a disk's "
+                             "readahead (swapin_readahead, page-cluster) is another path")
+        from ..kernel import parse_version
+
+        if parse_version(self.kernel) < (4, 15) and not self.switch("swapin_skip_swapcache"):
+            raise ValueError(f"kernel: before v4.15 (0bcac06f27d7) a swap-in from {self.swap_device} went through "
+                             "swapin_readahead (page-cluster readahead into the swap cache), which is not modelled; "
+                             f"kernel {self.kernel!r}")
+        if self.readback_fault_share is not None and any_of(self.readback_fault_share <= 0):
+            raise ValueError(f"readback_fault_share must be > 0 (a read-back that faults nothing has no swap-in "
+                             f"to model), got {self.readback_fault_share}")
+
+    def large_swapin_share(self) -> float:
+        """Share of the bytes swapped in that come back as ``folio_kb`` folios.
+
+        ``alloc_swap_folio`` (v6.12, ``swapin_mthp``) tries the orders below
+        PMD order the VMA allows, never where zswap was ever enabled, and only
+        on a range whose PTEs are swap entries with contiguous offsets
+        (``can_swapin_thp``): a range written as one large folio and swapped
+        out whole (:meth:`large_fault_share` times ``1 - contiguous_failure``);
+        a range faulted as 4K pages or split got its slots page by page, taken
+        here as not contiguous. Its memcg charge uses ``vma_thp_gfp_mask``,
+        which cannot reclaim unless the VMA is madvised, so at the limit a large
+        charge succeeds while the headroom the last order-0 charge's reclaim
+        left holds it (``fault_reclaim_pages``, as for faults: the steady state,
+        the read-back starting at the limit); a failed charge counts
+        ``swpin_fallback_charge`` and ``swpin_fallback``. 4K: 1."""
+        kb = self.folio_kb
+        if kb == PAGE_KB:
+            return 1.0
+        if kb >= PMD_KB or not self.switch("swapin_mthp") or self.swap_device == "zswap":
+            return 0.0
+        if self.swapin_large_share is not None:
+            return self.swapin_large_share
+        eligible = self.large_fault_share() * (1.0 - self.contiguous_failure)
+        if self.madvise or self.memcg_mb is None:
+            return eligible
+        return eligible * maximum(0.0, 1.0 - (kb // PAGE_KB) / self.fault_reclaim_pages)
+
+    def readback_faults(self) -> float:
+        """Share of the pages read back that fault (``pswpin`` over the pages).
+
+        Without a memcg limit nothing is evicted while reading back: the
+        swapped share s. Under one, the memory is still over the limit: a
+        sequential read chases the LRU's eviction point, and every page
+        faults (1). A random pass over the pages: of the resident pages (a
+        share l = 1 - s, the oldest on the LRU) each read removes one from the
+        unread resident set, a hit by reading it or a miss by evicting it,
+        while a read hits with chance (resident unread) / (unread), so the
+        hits are the integral of (l - x) / (1 - x) over x from 0 to l,
+        l + (1 - l) ln(1 - l), and the misses the rest."""
+        if self.readback_fault_share is not None:
+            return self.readback_fault_share
+        s = self._swapped_share()
+        if self.memcg_mb is None:
+            return s
+        if self.readback == "seq":
+            return 1.0
+        resident = 1.0 - s
+        hits = resident + (1.0 - resident) * np.log1p(-resident)
+        return float(1.0 - hits) if lanes.count(self) is None else 1.0 - hits
+
+    def _readback_network(self) -> tuple[LockSystem, dict]:
+        return reclaim.readback_network(self)
+
+    def readback_system(self) -> LockSystem:
+        """The read-back's closed network, as a LockSystem with its parameters."""
+        return replace(self._readback_network()[0])
+
+    def solve(self, solver: str = "analytic", **simulate_kwargs) -> Result:
+        """As :meth:`SwapModel.solve`, with the read-back's network solved too
+        (``solver="simulated"``: both networks by the DES)."""
+        if solver not in ("analytic", "simulated"):
+            raise ValueError(f"solver must be 'analytic' or 'simulated', got {solver!r}")
+        net, kib, info = self._network()
+        back, back_info = self._readback_network()
+        if solver == "analytic":
+            res, exit_res, back_res = analytic_many([net, self._exit_network(), back])
+        else:
+            res, exit_res = net.simulate(**simulate_kwargs), self._exit_network().analytic()
+            back_res = back.simulate(**simulate_kwargs)
+        return self._result(solver, kib, info, res, exit_res, (back_res, back_info))
+
+    @staticmethod
+    def _lane_results(lane: SwapModel, models: list) -> list[Result]:
+        n = lanes.count(lane)
+        net, kib, info = lane._network()
+        back, back_info = lane._readback_network()
+        writers, exits, backs = (net.analytic_lanes(n), lane._exit_network().analytic_lanes(n),
+                                 back.analytic_lanes(n))
+        take = lanes.take
+        return [m._result("analytic", take(kib, i), {k: take(x, i) for k, x in info.items()}, writers[i], exits[i],
+                          (backs[i], {k: take(x, i) for k, x in back_info.items()}))
+                for i, m in enumerate(models)]
+
+    def _result(self, solver: str, kib: float, info: dict, res, exit_res, back=None) -> Result:
+        """The write phase's numbers (:meth:`SwapModel._result`) and the
+        read-back's from its network's solution ``back`` = (result, info)."""
+        out = super()._result(solver, kib, info, res, exit_res)
+        if back is None:
+            net, back_info = self._readback_network()
+            back = (net.analytic(), back_info)
+        back_res, bi = back
+        x = float(back_res.throughput_per_s) * self.build_factor  # folios swapped in per second, all processes
+        half = float(back_res.system_values.get("throughput_per_s_ci99", 0.0)) / x * self.build_factor if x > 0 \
+            else 0.0
+        f = bi["fault_share"]
+        per_proc = x * bi["kib"] / f / self.processes
+        latency = self.running / x * 1e6 - bi["user_us"]
+        pages = self.written_bytes / 4096
+        values = [("swapin_throughput_kib_s", per_proc, "KiB/s", True), ("major_fault_latency_us", latency, "us", False),
+                  ("pswpin_count", f * pages, "count", False),
+                  ("pgmajfault_count", f * pages / (bi["kib"] / PAGE_KB), "count", False),
+                  ("large_swapin_share_pct", 100 * self.large_swapin_share(), "%", False),
+                  ("readback_tlb_shootdowns_per_swapped_page",
+                   bi["shootdowns"] / (bi["kib"] / PAGE_KB) if bi["reclaimed"] else 0.0, "1/page", False),
+                  ("swapin_folios_per_s", x, "1/s", True)]
+        qs = tuple(Quantity(n, val, u, val * (1 - half) if scaled else val, val * (1 + half) if scaled else val)
+                   for n, val, u, scaled in values)
+        details = dict(out.details, readback=back_res)
+        return Result(out.quantities + qs, out.solver, out.level, out.calibrated,
+                      out.title + f", read back {self.readback}", details=details)

@@ -12,8 +12,20 @@ Paths:
   :func:`swap_out_sized` (with the contiguous-allocation failures of that
   size) and :func:`swap_out_mix` (the average folio of the workload's sizes):
   usemem's fault and the reclaimer's ``shrink_folio_list``;
+- :func:`swap_in` (one folio of a size) and :func:`swap_in_mix` (the
+  average folio a read-back faults in): ``do_swap_page``, the read from a
+  SWP_SYNCHRONOUS_IO device, the slot freed; the swap-out a swap-in forces
+  under a memcg limit is :func:`swap_out_sized`'s, combined by
+  :func:`mmcost.swap.reclaim.readback_network`;
 - :func:`exit_free`: one swap entry freed at exit (``zap_pte_range`` ->
   ``free_swap_and_cache_nr``).
+
+The swap-in path shows what adding a path takes: this function (its holds,
+keyed in :data:`HOLDS`), no new station (its zs_free, folio_add_lru and slot
+frees are sites on existing rows of :mod:`mmcost.swap.stations`), its fields
+(:class:`mmcost.swap.SwapInModel`) and its kernel switches
+(``swapin_skip_swapcache``, ``swapin_mthp``, ``swap_table`` in
+:mod:`mmcost.kernel`).
 """
 
 from __future__ import annotations
@@ -22,7 +34,7 @@ from .. import cpu_models
 from ..lanes import any_of, maximum
 from ..tlb import flush_targets
 from .constants import MEMCG_CHARGE_BATCH, PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH
-from .devices import COMPRESSED, store, zero_us
+from .devices import COMPRESSED, load, store, zero_us
 
 #: the keys a path's holds may have: (unit, what one operation puts there). Keys named ``fault`` or
 #: ending in ``_fault`` are per folio *written* (the fault side); every other key is per folio *swapped*
@@ -55,6 +67,11 @@ HOLDS: dict[str, tuple[str, str]] = {
     "device": ("us", "at the block device (service per I/O: size / bandwidth or latency / depth)"),
     "dram_fault": ("bytes", "DRAM traffic per folio written (clear_page)"),
     "dram": ("bytes", "DRAM traffic per folio swapped (copy, compression, DMA)"),
+    # swap_in's keys, per folio swapped in (besides lru_add it reuses memcg, zone, cache_insert, cache_delete,
+    # dram and the slot_free keys, in the same units)
+    "swapin": ("us", "the faulting task's CPU per folio swapped in: the fault, do_swap_page's work, the read, the "
+                     "PTEs, the slots freed outside shared locks"),
+    "lru_add": ("us", "under the lruvec lock: the new folio's folio_add_lru (a per-CPU batch, per folio)"),
     # exit_free's keys, per swap entry freed
     "work": ("us", "the freer's CPU per entry, resident pages' share included"),
     "slot_free": ("us", "under si->lock per entry freed one at a time (swap_entry_free, before v4.11)"),
@@ -232,14 +249,19 @@ def on_pcp(m, pages: int) -> bool:
     return bool(m.switch("pcp_high_order")) and (order <= 3 or pages * PAGE_KB == PMD_KB)
 
 
-def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, float]:
+def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = True) -> dict[str, float]:
     """Swap out one folio of ``kb`` KiB, ``whole`` or split to 4K first, by a
     direct reclaimer or by kswapd: the fault that wrote it (keys of
-    :data:`PER_WRITTEN`) and ``shrink_folio_list``'s work, in :data:`HOLDS`'s units."""
+    :data:`PER_WRITTEN`) and ``shrink_folio_list``'s work, in :data:`HOLDS`'s units.
+    ``dirty``: its PTEs are dirty (it was written since it was mapped), so
+    the unmap's flush is done before ``pageout()`` one folio at a time
+    (``try_to_unmap_flush_dirty``: ``set_tlb_ubc_flush_pending`` marks the
+    batch writable for a dirty PTE, mm/rmap.c); a folio only read since
+    it was swapped in has clean PTEs and its flush waits for the batch."""
     pages = kb // PAGE_KB
     entries = 1 if kb == PMD_KB else pages  # translations faulted: a 2M THP is one PMD
     walk_us = m.walk_ns * 1e-3 * (m.nested_walk_factor if m.virtualized else 1.0)
-    per_folio_flush = bool(m.switch("flush_dirty_before_pageout"))
+    per_folio_flush = bool(m.switch("flush_dirty_before_pageout")) and dirty
     batched = bool(m.switch("batched_unmap_flush"))
     slot_cache = bool(m.switch("slot_cache"))
     si_era = m.switch("swap_alloc_lock") == "si_lock"
@@ -321,20 +343,20 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, floa
     return d
 
 
-def swap_out_sized(m, kb: int, by_kswapd: bool = False) -> dict[str, float]:
+def swap_out_sized(m, kb: int, by_kswapd: bool = False, dirty: bool = True) -> dict[str, float]:
     """Swap out one folio of ``kb`` KiB as the kernel does that size: whole
     where it can, with ``contiguous_failure`` of the large ones failing their
     contiguous slot allocation and split after the failed scan; else split."""
     pages = kb // PAGE_KB
     if whole(m, kb):
-        one = swap_out(m, kb, True, by_kswapd)
+        one = swap_out(m, kb, True, by_kswapd, dirty)
         f = m.contiguous_failure if pages > 1 else 0.0
         if not any_of(f != 0):
             return one
-        split = swap_out(m, kb, False, by_kswapd)
+        split = swap_out(m, kb, False, by_kswapd, dirty)
         split["slot"] += m.slot_hold_us_per_acquisition  # the failed contiguous scan
         return {k: (1 - f) * one[k] + f * split[k] for k in one}
-    return swap_out(m, kb, False, by_kswapd)
+    return swap_out(m, kb, False, by_kswapd, dirty)
 
 
 def swap_out_mix(m, by_kswapd: bool = False) -> tuple[dict[str, float], float]:
@@ -370,10 +392,9 @@ def exit_free(m) -> dict[str, float]:
     # (at least a nanosecond an entry: costs a user set to 0 leave the exit a network that takes no time)
     work = maximum(m.swap_free_us_per_page + resident_per_entry * m.page_free_us_per_page, 1e-3)
     d = {}
-    if m.switch("swap_alloc_lock") == "si_lock":
-        batch = SLOT_CACHE_BATCH if m.switch("slot_cache") else 1
-        per_entry = m.slot_hold_us_per_acquisition / batch + m.slot_us_per_slot
-        d["slot_free_batched" if batch > 1 else "slot_free"] = per_entry
+    key, per_entry = slot_free(m)
+    if key is not None:
+        d[key] = per_entry
     else:
         work += m.slot_us_per_slot
     if m.swap_device in COMPRESSED:
@@ -386,10 +407,116 @@ def exit_free(m) -> dict[str, float]:
     return d
 
 
+def slot_free(m) -> tuple[str | None, float]:
+    """Where one freed swap entry's slot goes back, per entry: under
+    ``si->lock`` one at a time before the slot cache (``swap_entry_free``:
+    key ``slot_free``), in 64-entry batches with it (``free_swap_slot`` ->
+    ``swapcache_free_entries``, v4.11-v6.14: ``slot_free_batched``), and
+    the hold per entry; (None, 0) from v6.14, where the cluster's own lock
+    frees it (``swap_entry_range_free`` under ``ci->lock``: CPU work)."""
+    if m.switch("swap_alloc_lock") == "si_lock":
+        batch = SLOT_CACHE_BATCH if m.switch("slot_cache") else 1
+        return ("slot_free_batched" if batch > 1 else "slot_free"), m.slot_hold_us_per_acquisition / batch + \
+            m.slot_us_per_slot
+    return None, 0.0
+
+
 def exit_freers(m) -> int:
     """Processes freeing at once at exit (each on a CPU)."""
     return min(m.processes, m.cpus or m.processes)
 
 
+# --- swap-in: a read-back faults its pages in from a synchronous device -------------------------------------
+def swap_in(m, kb: int) -> dict[str, float]:
+    """Swap in one folio of ``kb`` KiB (Linux 6.18 ``do_swap_page``, mm/memory.c):
+
+    - the fault (``fault_us_per_folio``: the trap and ``handle_mm_fault``) and
+      the swap cache lookup, ``swap_cache_get_folio``: from v6.18 one load of
+      the cluster's swap table (``swap_table_lookup_us``), before an XArray
+      walk of the 64 MiB address space (``swapcache_lookup_us``);
+    - a miss on a SWP_SYNCHRONOUS_IO device whose entry has one user takes the
+      bypass (v4.15-v6.19, ``swapin_skip_swapcache``; 0bcac06f27d7): the folio
+      from ``alloc_swap_folio`` (mTHP from v6.12, ``swapin_mthp``),
+      ``swapcache_prepare`` and later ``swapcache_clear`` set and clear
+      SWAP_HAS_CACHE per entry under the cluster lock (two swap_map writes,
+      ``slot_us_per_slot`` each; v6.8's 13ddaf26be32: Kairui Song measured
+      its cost at 0.085 us a page, 10.93 s -> 11.16 s swapping in 10 GiB from
+      zram); from phase II of the swap table (v7.0) the folio enters the
+      swap cache instead (``swapin_folio``: ``cache_insert``) and leaves it
+      once mapped (``folio_free_swap``: ``cache_delete``), at the swap-out
+      path's swap cache costs;
+    - ``mem_cgroup_swapin_charge_folio`` on the memcg counter (the per-CPU
+      stock below 64 pages, as a fault's charge), the folio from the buddy
+      allocator under ``zone->lock`` where the per-CPU lists do not keep its
+      order, the read (:func:`mmcost.swap.devices.load`: zram's
+      decompression per compressor);
+    - per page: the PTE (``set_ptes``) and the retried access's walk,
+      ``swapin_us_per_page`` (``folio_add_new_anon_rmap``'s per-page part,
+      the swap cgroup record cleared, counters), and the slot freed by
+      ``swap_free_nr`` (the entry's count to 0: ``swap_entry_range_free``,
+      zram's ``swap_slot_free_notify`` -> ``zram_free_page`` -> ``zs_free``
+      under the size class lock, with the lines other freers moved, as at
+      exit; the slot under ``si->lock`` before v6.14, :func:`slot_free`);
+    - ``folio_add_lru`` under the lruvec lock (``lru_add``), and the
+      swap-in's own code once per folio (``swapin_us_per_folio``: the PTE
+      lock and ``pte_same`` recheck, the folio lock, the rmap's set-up,
+      ``arch_swap_restore``, the swap device reference).
+
+    No flush: the PTEs were not present. The user's read of the pages is
+    the read-back's (:func:`mmcost.swap.reclaim.readback_network`). Not
+    modelled: an entry with more than one user (after fork) takes
+    ``swapin_readahead`` even on zram until phase II, as every swap-in did
+    before v4.15 (:class:`mmcost.swap.SwapInModel` refuses those kernels);
+    usemem's private pages have one."""
+    pages = kb // PAGE_KB
+    walk_us = m.walk_ns * 1e-3 * (m.nested_walk_factor if m.virtualized else 1.0)
+    dev = load(m, pages)
+    lookup = m.swap_table_lookup_us if m.switch("swap_table") else m.swapcache_lookup_us
+    key, per_entry = slot_free(m)
+    cpu = (m.fault_us_per_folio + m.swapin_us_per_folio + lookup + dev["cpu"]
+           + pages * (m.pte_us + walk_us + m.swapin_us_per_page + m.swap_free_us_per_page))
+    d = {"memcg": memcg_charges(m, pages, 0)[0] * m.memcg_charge_hold_us,
+         "zone": 0.0 if on_pcp(m, pages) else m.zone_lock_hold_us,
+         "lru_add": m.lru_hold_us_per_folio, "dram": dev["dram"],
+         "cache_insert": 0.0, "cache_delete": 0.0}
+    if m.switch("swapin_skip_swapcache"):
+        cpu = cpu + 2 * pages * m.slot_us_per_slot  # swapcache_prepare + swapcache_clear
+    else:
+        cache = m.swapcache_us_per_folio + pages * m.swapcache_us_per_page
+        d["cache_insert"], d["cache_delete"] = cache / 2, cache / 2
+    if key is not None:
+        d[key] = pages * per_entry
+    else:
+        cpu = cpu + pages * m.slot_us_per_slot
+    if m.swap_device in COMPRESSED:
+        freers = m.running
+        d["zs_free"] = pages * (m.zs_free_hold_us + (freers - 1) / freers * m.free_line_us)
+    d["swapin"] = cpu
+    return d
+
+
+def swap_in_sizes(m) -> list[tuple[int, float]]:
+    """The folio sizes a read-back faults in and each one's share of the
+    folios (not of the bytes): ``folio_kb`` for the large share the kernel
+    swaps in whole (:meth:`mmcost.swap.SwapInModel.large_swapin_share`),
+    4K for the rest; a PMD THP comes back as 4K pages (alloc_swap_folio
+    tries the orders below PMD order only)."""
+    kb = m.folio_kb if m.folio_kb < PMD_KB else PAGE_KB
+    share = m.large_swapin_share() if kb > PAGE_KB else 1.0
+    sizes = [(kb, share)]
+    if kb > PAGE_KB and any_of(share < 1):
+        sizes.append((PAGE_KB, 1 - share))  # fallen back to order 0
+    folios = [(size, s / size) for size, s in sizes if any_of(s > 0)]  # folios per KiB
+    total = sum(w for _, w in folios)
+    return [(size, w / total) for size, w in folios]
+
+
+def swap_in_mix(m) -> tuple[dict[str, float], float]:
+    """Holds of the average folio swapped in, and the KiB it holds."""
+    per_size = [(w, kb, swap_in(m, kb)) for kb, w in swap_in_sizes(m)]
+    d = {k: sum(w * st[k] for w, _, st in per_size) for k in per_size[0][2]}
+    return d, sum(w * kb for w, kb, _ in per_size)
+
+
 #: the paths a model's solve runs: name -> function (the network of each is built by mmcost.swap.stations)
-PATHS = {"swap_out": swap_out_mix, "exit_free": exit_free}
+PATHS = {"swap_out": swap_out_mix, "exit_free": exit_free, "swap_in": swap_in_mix}

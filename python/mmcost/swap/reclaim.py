@@ -17,7 +17,7 @@ from ..lanes import any_of, maximum, minimum
 from ..locks import LockSystem
 from . import stations
 from .constants import PAGE_KB, RECLAIM_BATCH
-from .paths import swap_out_mix
+from .paths import PER_WRITTEN, swap_in_mix, swap_in_sizes, swap_out_mix, swap_out_sized
 
 
 def kswapd_cpus(m) -> tuple[float, bool]:
@@ -146,3 +146,50 @@ def network_at(m, k: float, d_direct: dict, d_kswapd: dict, kib: float,
             u = lanes.find_root(excess, 0.0, 1.0, n, xatol=1e-12, where=hi > 0)
             net, _, info = network_at(m, k, d_direct, d_kswapd, kib, u * hi)
     return net, kib, info
+
+
+def readback_network(m) -> tuple[LockSystem, dict]:
+    """The read-back's closed network (:class:`mmcost.swap.SwapInModel`):
+    each process reads its memory back, one operation swapping in one folio
+    (:func:`mmcost.swap.paths.swap_in_mix`) and reading the pages that
+    operation stands for (``1 / readback_faults()`` of its pages: the
+    others were still resident). Under a memcg limit the memory is still
+    over it, so the swap-in's charge (``mem_cgroup_swapin_charge_folio`` ->
+    ``try_charge_memcg``) reclaims as much as it brings in: one folio of the
+    same size swapped out per folio swapped in (:func:`mmcost.swap.paths.
+    swap_out_sized`, without its fault), in the faulting task, on the same
+    stations. The folios it reclaims that were only read since they came in
+    have clean PTEs, so their flushes wait for the reclaim batch
+    (``dirty=False``: no ``try_to_unmap_flush_dirty`` per folio); the pages
+    resident when the read-back starts, written and dirty, are reclaimed
+    in it too, one folio at a time as at swap-out: a share (1 - s) / f of
+    what it reclaims (s the swapped share, f the fault share: every one of
+    them in a sequential pass). kswapd and the isolation throttle are left out of the read-back
+    (memcg reclaim of a cgroup v1 limit is never throttled; a v2 one is
+    approximated unthrottled). Without a memcg limit nothing is reclaimed."""
+    d, kib = swap_in_mix(m)
+    d = dict(d)
+    f = m.readback_faults()
+    user = (kib / PAGE_KB) / f * m.user_us_per_page  # the pages this fault stands for, read by the user
+    work = d["swapin"] + user
+    reclaimed = 0.0 if m.memcg_mb is None else 1.0  # folios swapped out per folio swapped in
+    dirty = 0.0
+    if reclaimed:
+        # the pages resident when the read-back starts (a share 1 - s of the data, written, dirty PTEs, in
+        # the write phase's folios) are reclaimed in it too: a share of the reclaimed (1 - s) / f
+        dirty = minimum(1.0, (1.0 - m._swapped_share()) / f)
+        out: dict = {}
+        d_w, kib_w = swap_out_mix(m)
+        for key, x in d_w.items():
+            out[key] = dirty * kib / kib_w * x
+        for kb, w in swap_in_sizes(m):
+            for key, x in swap_out_sized(m, kb, dirty=False).items():  # read since swapped in: clean PTEs
+                out[key] = out.get(key, 0.0) + (1.0 - dirty) * w * x
+        for key in PER_WRITTEN & set(out):  # no write faults in a read-back
+            out[key] = 0.0
+        d = {key: d.get(key, 0.0) + out.get(key, 0.0) for key in set(d) | set(out)}
+        work = work + out["reclaim"] + out["targets"]
+    d.setdefault("dram_fault", 0.0)
+    net = stations.network(m, stations.WRITERS, d, work, m.running, 1.0)
+    return net, dict(kib=kib, fault_share=f, reclaimed=reclaimed, user_us=user, dirty_share=dirty,
+                     shootdowns=d.get("shootdowns", 0.0))

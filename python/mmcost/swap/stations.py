@@ -71,16 +71,20 @@ def _lru_partitions(m) -> int:
     return m.nodes * (m.memcgs if m.switch("lru_lock_scope") == "lruvec" else 1)
 
 
-#: the writers' network (swap-out), in path order
+#: the writers' network (swap-out), in path order; the read-back's (swap-in with the swap-out it forces) too
 WRITERS: tuple[Station, ...] = (
     Station("lru_lock", "the lruvec's lru_lock (a zone's before v4.8, a node's to v5.11)", "spinlock",
-            (Site("isolate_lru_folios", ("lru",), "always"),), partitions=_lru_partitions),
+            (Site("isolate_lru_folios", ("lru",), "always"), Site("folio_add_lru", ("lru_add",))),
+            partitions=_lru_partitions),
     # before v4.11 (swap_map_lock) the same si->lock again, in path order: try_to_unmap_one ->
     # swap_duplicate, swap_writepage -> try_to_free_swap -> page_swapcount, __remove_mapping ->
     # swapcache_free -> swap_info_get (mm/swapfile.c, v3.9-v4.10)
     Station("si_lock", "si->lock, or the per-cluster allocation locks (v6.14)", "spinlock",
             (Site("get_swap_pages", ("slot",), "always"), Site("__swap_duplicate", ("map_dup",)),
-             Site("page_swapcount", ("map_count",)), Site("swapcache_free", ("map_free",))),
+             Site("page_swapcount", ("map_count",)), Site("swapcache_free", ("map_free",)),
+             # a swap-in's slot freed (mmcost.swap.paths.slot_free), before v6.14
+             Site("swapcache_free_entries", ("slot_free_batched",), "always"),
+             Site("swap_entry_free", ("slot_free",), "always")),
             partitions=_slot_partitions),
     Station("swap_avail_lock", "the global swap_avail_lock (get_swap_pages, to v6.13)", "spinlock",
             (Site("get_swap_pages_avail", ("avail",)),)),
@@ -104,8 +108,8 @@ WRITERS: tuple[Station, ...] = (
     # FIFO station. The DSB's wait is the flushing CPU's, not this station's (mmcost.swap.paths.dvm_flush)
     Station("dvm", "the interconnect's DVM node (arm64)", "fifo", (Site("tlbi_broadcast", ("tlbis",)),),
             unit="TLBIs", to_us=lambda m, n: n * m.tlbi_us, present=lambda m: m.arch == "arm64"),
-    Station("zs_class", "a zsmalloc size class's class->lock", "spinlock", (Site("zs_malloc", ("zs",)),),
-            partitions=lambda m: m.zs_size_classes),
+    Station("zs_class", "a zsmalloc size class's class->lock", "spinlock",
+            (Site("zs_malloc", ("zs",)), Site("zs_free", ("zs_free",))), partitions=lambda m: m.zs_size_classes),
     Station("brd_xa", "brd's page tree (xa_lock(&brd->brd_pages); brd_lock before v6.4)", "spinlock",
             (Site("brd_insert_page", ("brd_xa",)),)),
     Station("device", "a block device (nvme/ssd, zswap's backing device)", "fifo",
@@ -156,7 +160,8 @@ def network(m, rows: tuple[Station, ...], d: dict, work, population: int, s=1.0,
     for row in rows:
         if row.present is not None and not row.present(m):
             for key in row.cpu_if_absent:
-                work = work + d[key]
+                if key in d:  # (a path without the key has no such work)
+                    work = work + d[key]
             continue
         here = []
         for site in row.sites:
