@@ -183,6 +183,9 @@ class SwapModel(Mechanism):
                                       doc="what one LRU lock covers: a zone (to v4.7), a node (v4.8), a lruvec (v5.11)")
     swap_whole_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="mTHP below PMD size swapped out whole")
     swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.14)")
+    thp_swap_delay_split: bool | None = knob(None, kind="bool", kernel=True,
+                                             doc="a PMD THP gets a swap cluster and the swap cache whole, then is "
+                                                 "split before pageout (v4.13, 38d8b4e6bdc8)")
     anon_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="anonymous mTHP faults exist (v6.8)")
     batched_split_flush: bool | None = knob(None, kind="bool", kernel=True,
                                             doc="a split's PTE unmaps flushed once, not one by one (v6.8)")
@@ -230,6 +233,14 @@ class SwapModel(Mechanism):
                                "iteration and the entry's work per PTE"),
         doc="per 4K page of a folio reclaimed, outside any lock, besides its PTE (pte_us), swap cache entry "
             "(swapcache_us_per_page) and device work")
+    add_to_swap_us_per_folio: float = knob(
+        0.3, unit="us", upper=100.0,
+        prior=Prior(0.3, 0.15, "add_to_swap outside its locks (mm/swap_state.c, v4.8-v4.13): get_swap_page's "
+                               "atomic_long_dec(&nr_swap_pages), a line every allocating CPU writes (one per cache "
+                               "refill with the slot cache), mem_cgroup_try_charge_swap (returns early on cgroup "
+                               "v1), radix_tree_maybe_preload, SetPageDirty: a few hundred ns"),
+        doc="the part of reclaim_us_per_folio that is add_to_swap's own work (included in it, not added): what a "
+            "tail page of a THP split after add_to_swap (thp_swap_delay_split) does not pay")
     lru_hold_us_per_folio: float = knob(0.1, unit="us", upper=100.0,
                               prior=Prior(0.1, 0.05, "isolate_lru_folios / move_folios_to_lru: list and counter "
                                                      "updates, ~0.1 us per folio under the lruvec lock"),
@@ -258,9 +269,22 @@ class SwapModel(Mechanism):
                               "(__add_to_swap_cache / __delete_from_swap_cache loop over folio_nr_pages; from v6.18 "
                               "__swap_table_set per entry): ~100 ns each"),
         doc="per subpage entry of a folio in the swap cache, insert + delete (half each)")
-    tag_hold_us_per_page: float = knob(0.25, unit="us", upper=50.0,
-                              prior=Prior(0.25, 0.15, "one radix_tree_tag_set/clear walk under tree_lock"),
-                              doc="per folio and writeback-tag site")
+    tag_hold_us_per_page: float = knob(
+        0.1, unit="us", upper=50.0,
+        prior=Prior(0.1, 0.05, "the radix tree walks of a writeback-tag site besides the lines it moves "
+                               "(tree_lock_line_us): __test_set_page_writeback walks three times (tag_set "
+                               "WRITEBACK, tag_clear DIRTY and TOWRITE), test_clear_page_writeback once, down "
+                               "a tree of height ~4 in nodes every CPU reads (v4.7 lib/radix-tree.c): tens of ns "
+                               "a walk"),
+        doc="per folio and writeback-tag site, under the tree lock, besides the lines moved")
+    tree_lock_line_us: float = knob(
+        0.2, unit="us", upper=50.0,
+        prior=Prior(0.2, 0.1, "one cache line the previous holder of the swap cache's tree_lock, another CPU, "
+                              "wrote last, fetched by the next: ~0.1 us within a Haswell-EP socket, ~0.2-0.3 us "
+                              "across QPI (Molka et al., 'Memory performance and cache coherency effects on an "
+                              "Intel Nehalem multiprocessor system', PACT 2009, for the method); the lines "
+                              "each site moves are mmcost.swap.paths.TREE_LOCK_LINES"),
+        doc="per line moved with the swap cache's tree_lock where it is one contended lock (to v4.10)")
     split_us_per_page: float = knob(0.5, unit="us", upper=100.0,
                                     prior=Prior(0.5, 0.25, "__split_huge_page_tail per subpage: flags, refcount, "
                                                            "mapping and LRU link of one struct page"),
