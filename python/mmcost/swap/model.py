@@ -233,14 +233,6 @@ class SwapModel(Mechanism):
                                "iteration and the entry's work per PTE"),
         doc="per 4K page of a folio reclaimed, outside any lock, besides its PTE (pte_us), swap cache entry "
             "(swapcache_us_per_page) and device work")
-    add_to_swap_us_per_folio: float = knob(
-        0.3, unit="us", upper=100.0,
-        prior=Prior(0.3, 0.15, "add_to_swap outside its locks (mm/swap_state.c, v4.8-v4.13): get_swap_page's "
-                               "atomic_long_dec(&nr_swap_pages), a line every allocating CPU writes (one per cache "
-                               "refill with the slot cache), mem_cgroup_try_charge_swap (returns early on cgroup "
-                               "v1), radix_tree_maybe_preload, SetPageDirty: a few hundred ns"),
-        doc="the part of reclaim_us_per_folio that is add_to_swap's own work (included in it, not added): what a "
-            "tail page of a THP split after add_to_swap (thp_swap_delay_split) does not pay")
     lru_hold_us_per_folio: float = knob(0.1, unit="us", upper=100.0,
                               prior=Prior(0.1, 0.05, "isolate_lru_folios / move_folios_to_lru: list and counter "
                                                      "updates, ~0.1 us per folio under the lruvec lock"),
@@ -277,14 +269,6 @@ class SwapModel(Mechanism):
                                "a tree of height ~4 in nodes every CPU reads (v4.7 lib/radix-tree.c): tens of ns "
                                "a walk"),
         doc="per folio and writeback-tag site, under the tree lock, besides the lines moved")
-    tree_lock_line_us: float = knob(
-        0.2, unit="us", upper=50.0,
-        prior=Prior(0.2, 0.1, "one cache line the previous holder of the swap cache's tree_lock, another CPU, "
-                              "wrote last, fetched by the next: ~0.1 us within a Haswell-EP socket, ~0.2-0.3 us "
-                              "across QPI (Molka et al., 'Memory performance and cache coherency effects on an "
-                              "Intel Nehalem multiprocessor system', PACT 2009, for the method); the lines "
-                              "each site moves are mmcost.swap.paths.TREE_LOCK_LINES"),
-        doc="per line moved with the swap cache's tree_lock where it is one contended lock (to v4.10)")
     split_us_per_page: float = knob(0.5, unit="us", upper=100.0,
                                     prior=Prior(0.5, 0.25, "__split_huge_page_tail per subpage: flags, refcount, "
                                                            "mapping and LRU link of one struct page"),
@@ -371,6 +355,25 @@ class SwapModel(Mechanism):
         prior=Prior(1.0, 0.03, "run-to-run spread of LKP swap throughput: the seeds print 2-7% stddev"),
         doc="a kernel build's nuisance factor on every rate, no mechanism behind it; fit it per variant "
             "(build_factor@<variant>) with its source's own stddev as the prior")
+    # (last: a band's prior draws of the fields above stay as they were)
+    tree_lock_line_us: float = knob(
+        0.2, unit="us", upper=50.0,
+        prior=Prior(0.2, 0.1, "one cache line the previous holder of the swap cache's tree_lock, another CPU, "
+                              "wrote last, fetched by the next, with the queued spinlock's hand-over and the "
+                              "irq disable/enable around it: a modified line from another core's cache takes "
+                              "~0.05-0.1 us within a Haswell-EP socket and ~0.1-0.2 us across QPI (Molka et al., "
+                              "'Cache coherence protocol and memory performance of the Intel Haswell-EP "
+                              "architecture', ICPP 2015); the lines each site moves are "
+                              "mmcost.swap.paths.TREE_LOCK_LINES"),
+        doc="per line moved with the swap cache's tree_lock where it is one contended lock (to v4.10)")
+    add_to_swap_us_per_folio: float = knob(
+        0.3, unit="us", upper=100.0,
+        prior=Prior(0.3, 0.15, "add_to_swap outside its locks (mm/swap_state.c, v4.8-v4.13): get_swap_page's "
+                               "atomic_long_dec(&nr_swap_pages), a line every allocating CPU writes (one per cache "
+                               "refill with the slot cache), mem_cgroup_try_charge_swap (returns early on cgroup "
+                               "v1), radix_tree_maybe_preload, SetPageDirty: a few hundred ns"),
+        doc="the part of reclaim_us_per_folio that is add_to_swap's own work (included in it, not added): what a "
+            "tail page of a THP split after add_to_swap (thp_swap_delay_split) does not pay")
 
     METRICS: ClassVar = ("usemem_throughput_kib_s", "swapout_kib_s", "vm_scalability_throughput_kib_s",
                          "sys_time_s", "real_time_s", "exit_time_s", "munmap_time_ms", "tlb_shootdowns_per_swapped_page",
