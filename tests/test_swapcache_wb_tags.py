@@ -60,8 +60,8 @@ def test_throughput_change_within_10_points():
 
 def test_the_line_cost_is_within_its_prior():
     fit = STUDY.fit()
-    p = fit.model.params["tree_lock_line_us"].prior
-    assert abs(fit.params["tree_lock_line_us"] - p.value) <= 2 * p.width
+    p = fit.model.params["lock_line_us"].prior
+    assert abs(fit.params["lock_line_us"] - p.value) <= 2 * p.width
 
 
 @pytest.mark.xfail(strict=True, reason="known miss: +37% for +22.3% (the swapped share is the base kernel's, so "

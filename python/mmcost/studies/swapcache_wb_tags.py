@@ -15,7 +15,7 @@ so most unmaps IPI another process's CPU; PMEM written by the CPU.
 
 Free: the per-folio reclaim cost (4K folios only: the per-page part, which
 these rows see only in their sum, stays at its prior) and the cost of one
-cache line moved with the tree lock (``tree_lock_line_us``), fitted to the
+cache line moved with the tree lock (``lock_line_us``), fitted to the
 base kernel only (throughput, swap-out rate, the four call sites' cycle
 shares). Held out: the patched kernel (``writeback_tags`` off), every
 published change. The swapped share is the base kernel's own swap-out /
@@ -60,7 +60,7 @@ class SwapcacheWbTags(Study):
     miss = ("throughput and swap-out changes are one number (+37% for +28.1% and +22.3%): the swapped share is the "
             "base kernel's, and kswapd's own waits at the contended locks are not modelled")
     mechanism = SwapModel
-    free = ("reclaim_us_per_folio", "tree_lock_line_us")
+    free = ("reclaim_us_per_folio", "lock_line_us")
 
     def swapped_share(self) -> float:
         """Swap-out rate / write throughput of the base kernel: the share of written bytes swapped."""

@@ -83,6 +83,10 @@ PER_WRITTEN = frozenset(k for k in HOLDS if k == "fault" or k.endswith("_fault")
 #: contended (the published profile: __add_to_swap_cache 10.86% -> 8.31% of cycles with 22% more pages).
 TREE_LOCK_LINES = {"__add_to_swap_cache": 2, "__remove_mapping": 3, "__test_set_page_writeback": 2,
                    "test_clear_page_writeback": 2}
+#: the same for si->lock's swap_map sections before v4.11 (__swap_duplicate, page_swapcount and
+#: swapcache_free through swap_info_get, v4.7 mm/swapfile.c): p->flags and p->max are read before the lock or
+#: never written while swapping, the swap_map byte is in the reclaimer's own cluster: the lock's line only
+SWAP_MAP_LINES = 1
 
 
 # --- the flush of an unmap ------------------------------------------------------------------------------
@@ -189,13 +193,14 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, floa
     cache = units * m.swapcache_us_per_folio + pages * m.swapcache_us_per_page
     # where the swap cache's tree lock is a contended station (one per device, to v4.10), each hold also
     # moves the lines the previous holder wrote (TREE_LOCK_LINES), once per folio inserted or removed
-    moved = units * m.tree_lock_line_us if m.switch("swapcache_lock_partitions") else 0.0
+    moved = units * m.lock_line_us if m.switch("swapcache_lock_partitions") else 0.0
     charge_fault, charge_out = memcg_charges(m, pages, units)
     buddy = 0.0 if on_pcp(m, pages) else m.zone_lock_hold_us  # the folio's alloc and free
     # swap_map count operations under si->lock before v4.11 (swap_map_lock): one swap_duplicate per PTE
     # unmapped (a 2M THP's PMD is split to PTEs first), one page_swapcount per swap_writepage, one
     # swapcache_free per entry leaving the swap cache
     map_holds = (pages, units, pages) if m.switch("swap_map_lock") == "si_lock" else (0, 0, 0)
+    map_hold = m.swap_map_hold_us + SWAP_MAP_LINES * m.lock_line_us
     d = {"fault": m.fault_us_per_folio + zero_us(m, pages) + pages * m.user_us_per_page
                   + entries * (m.pte_us + walk_us),
          "lru": m.lru_hold_us_per_folio, "slot": slot,
@@ -208,8 +213,8 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False) -> dict[str, floa
          # per writeback-tag site (both move as many lines): its tag walks and its lines
          "tags": (units * m.tag_hold_us_per_page + TREE_LOCK_LINES["__test_set_page_writeback"] * moved
                   if m.switch("writeback_tags") else 0.0),
-         "map_dup": map_holds[0] * m.swap_map_hold_us, "map_count": map_holds[1] * m.swap_map_hold_us,
-         "map_free": map_holds[2] * m.swap_map_hold_us,
+         "map_dup": map_holds[0] * map_hold, "map_count": map_holds[1] * map_hold,
+         "map_free": map_holds[2] * map_hold,
          "dram_fault": 4096.0 * pages}
 
     def flushes(n_entries, folios):  # flush rounds per folio and their cost
@@ -274,7 +279,7 @@ def delay_split(m, split: dict, pages: int) -> dict[str, float]:
     The split itself, the swap cache removals, writeback tags and the
     ``swap_map`` counts stay per page."""
     si_era = m.switch("swap_alloc_lock") == "si_lock"
-    moved = m.tree_lock_line_us if m.switch("swapcache_lock_partitions") else 0.0
+    moved = m.lock_line_us if m.switch("swapcache_lock_partitions") else 0.0
     d = dict(split)
     d["slot"] = m.slot_hold_us_per_acquisition + pages * m.slot_us_per_slot
     d["avail"] = m.swap_avail_hold_us if si_era else 0.0
