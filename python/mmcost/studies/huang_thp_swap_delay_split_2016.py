@@ -30,13 +30,14 @@ SwapCached, IPC (6)                        6   not expressible: no such output
 =======================================  ====  ========================================
 
 Known misses (seed 004's costs, 16 writers): the base throughput is
-predicted ~12% high; the patch's throughput change at +26% for +10.6%
-(swap-out +12.1%). The model's tree lock is the bottleneck in both kernels
-(utilisation 1.00 and 0.98); the delay split takes 0.69 us a page off its
-hold (the insert's per-folio part and lines once per THP instead of per
-page), which is 22% of that hold. The published ``__add_to_swap_cache``
-spinning share (9.82% -> 6.72%) says the one insert per THP still waits a
-long time, as it does here.
+predicted ~14% high; the patch's throughput change at +26% [+14, +44] for
++10.6% (swap-out +12.1%). The model's tree lock is the bottleneck in both
+kernels (utilisation 0.99 and 0.98); the delay split takes the insert's
+per-folio part and lines off every page but one of a THP, 0.69 of its 3.1 us
+a page (22%), and the slot allocation off ``si->lock`` (0.61 -> 0.37). The
+published ``__add_to_swap_cache`` spinning share (9.82% -> 6.72%) says the
+one insert per THP still waits long, as it does here (17.7%), but the
+published gain is half the model's.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ _CHILDREN = ("a perf children share of the whole add_to_swap call chain: SwapMod
 class HuangThpSwapDelaySplit2016(Study):
     id = "huang_thp_swap_delay_split_2016"
     miss = ("predicted with seed 004's costs: the delay split's gain +26% for +10.6% (the tree lock's hold falls 22% "
-            "in the model), the base ~12% fast")
+            "in the model), the base ~14% fast")
     mechanism = SwapModel
     free = ()
     #: the kernel the series is based on (mmcost.kernel selects the switches)
