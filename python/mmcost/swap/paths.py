@@ -12,6 +12,8 @@ Paths:
   :func:`swap_out_sized` (with the contiguous-allocation failures of that
   size) and :func:`swap_out_mix` (the average folio of the workload's sizes):
   usemem's fault and the reclaimer's ``shrink_folio_list``;
+- :func:`delay_split`: a PMD THP given a swap cluster and the swap cache whole,
+  then split (v4.13, ``thp_swap_delay_split``), from its split path's holds;
 - :func:`exit_free`: one swap entry freed at exit (``zap_pte_range`` ->
   ``free_swap_and_cache_nr``).
 """
