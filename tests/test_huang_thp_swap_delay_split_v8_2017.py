@@ -1,8 +1,9 @@
 """huang_thp_swap_delay_split_v8_2017: seed 004's costs on the v4.11-era -mm base kernel (nothing fitted here).
 
 Tolerances: the base throughput's prediction is within a factor of two of
-the published one (a known miss beyond 10%: xfail); the patched kernel and
-the children share of add_to_swap are not expressible."""
+the published one (a known miss beyond 10%: xfail); the patched kernel is
+the delay-split path (the patch's gain within 10 points is a known miss:
+xfail); the children share of add_to_swap is not expressible."""
 
 import pytest
 from mmcost import studies
@@ -12,7 +13,7 @@ STUDY = studies.get("huang_thp_swap_delay_split_v8_2017")
 
 def test_every_row_is_accounted_for():
     c = STUDY.counts()
-    assert (c["fitted"], c["predicted"], c["not expressible"], c["unaccounted"]) == (1, 1, 16, 0)
+    assert (c["fitted"], c["predicted"], c["not expressible"], c["unaccounted"]) == (1, 5, 12, 0)
 
 
 def test_the_base_kernel_is_placed_in_its_era():
@@ -23,12 +24,32 @@ def test_the_base_kernel_is_placed_in_its_era():
 
 
 def test_base_throughput_within_a_factor_of_two():
-    r = STUDY.held_out().iloc[0]
+    r = STUDY.held_out().set_index("configuration").loc["base"]
     assert 0.5 < r["predicted"] / r["published"] < 2.0 and r["lo"] <= r["predicted"] <= r["hi"]
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: 5.0 GB/s predicted for 7.0 GB/s (this machine writes 3x "
+@pytest.mark.xfail(strict=True, reason="known miss: 5.7 GB/s predicted for 7.0 GB/s (this machine writes 3x "
                    "faster than seed 004's; its details are not in the thread)")
 def test_base_throughput_within_10_pct():
-    r = STUDY.held_out().iloc[0]
+    r = STUDY.held_out().set_index("configuration").loc["base"]
     assert abs(r["predicted"] / r["published"] - 1) <= 0.10
+
+
+def test_the_patched_kernel_is_the_delay_split_path():
+    m = STUDY.fit().model.configure(variant="base+patchset")
+    assert m.switch("thp_swap_delay_split") is True and m.switch("swap_whole_pmd_thp") is False
+
+
+def test_the_delay_split_gains():
+    held = STUDY.held_out()
+    gain = held[held["metric"] == "vm_scalability_throughput_kib_s_change_pct"].iloc[0]
+    assert gain["predicted"] > 0
+
+
+@pytest.mark.xfail(strict=True, reason="known miss: +3.8% predicted for +21.2% throughput (+14.9% swap-out): on "
+                   "v4.11 the model's delay split saves add_to_swap's ~0.45 us a page, no contended lock; the "
+                   "published IPC +22% has no mechanism here")
+def test_the_delay_split_gain_within_10_points():
+    held = STUDY.held_out()
+    change = held[held["metric"].str.endswith("_change_pct")]
+    assert (change["error"].abs() <= 10).all()

@@ -204,12 +204,14 @@ def test_before_4_11_the_swap_map_counts_add_three_si_lock_holds_to_a_lone_write
     """P = 1 waits nowhere, so a folio's cycle is the sum of its stages: v3.9-v4.10 take si->lock three
     more times a 4K page besides scan_swap_map (try_to_unmap_one -> __swap_duplicate, swap_writepage ->
     try_to_free_swap -> page_swapcount, __remove_mapping -> swapcache_free -> swap_info_get), each h:
-    the cycle is 3 h longer than the same kernel with them under the cluster lock (v4.11, 235b62176712)."""
-    h = 0.25
+    the cycle is 3 h longer than the same kernel with them under the cluster lock (v4.11, 235b62176712).
+    h is the section's own work and the one line it moves (SWAP_MAP_LINES: the lock's)."""
+    own, line = 0.05, 0.2
+    h = own + line
 
     def per_folio_us(kernel):
         r = SwapModel(processes=1, bytes_per_process=2**30, memcg_mb=512, swap_device="brd", cpu_model="generic-x86",
-                      kernel=kernel, swap_map_hold_us=h).solve()
+                      kernel=kernel, swap_map_hold_us=own, lock_line_us=line).solve()
         return PAGE_KIB * 1e6 / r["swapout_kib_s"]
 
     assert per_folio_us("4.10") - per_folio_us("4.10+swap_map_lock=cluster") == pytest.approx(3 * h, rel=1e-9)
@@ -220,11 +222,12 @@ def test_si_lock_utilisation_is_the_folio_rate_times_its_holds_in_each_era():
     """Utilisation law, U = X D, with D from the kernel by hand: v4.7 holds si->lock for the allocation
     (hold + one slot) and three swap_map operations (3 h) a 4K folio; v4.11 for a 64-slot cache refill
     (hold / 64 + one slot) and nothing else; the sites are the kernel's functions."""
-    h, hold, slot = 0.2, 1.0, 0.03
+    own, line, hold, slot = 0.05, 0.15, 1.0, 0.03
+    h = own + line  # a swap_map section: its own work and the lock's line
     for kernel, demand, sites in (("4.7", hold + slot + 3 * h, MAP_SITES | {"get_swap_pages"}),
                                   ("4.11", hold / 64 + slot, {"get_swap_pages"})):
-        m = small(kernel=kernel, swap_map_hold_us=h, slot_hold_us_per_acquisition=hold, slot_us_per_slot=slot,
-                  swapcache_lock_partitions=0)
+        m = small(kernel=kernel, swap_map_hold_us=own, lock_line_us=line, slot_hold_us_per_acquisition=hold,
+                  slot_us_per_slot=slot, swapcache_lock_partitions=0)
         res = m.solve()
         locks = res.details["locks"]
         assert locks.lock_values["si_lock"]["utilization"] == pytest.approx(res["folios_per_s"] * demand / 1e6,
@@ -588,3 +591,78 @@ def test_simulation_agrees_with_mva_at_a_saturated_dvm_station():
 def test_bad_arm64_flush_inputs_are_refused_naming_the_field(kw, err, match):
     with pytest.raises(err, match=match):
         altra(**kw)
+
+
+# --- the swap cache tree_lock before v4.11 and the THP delay split (issue 35) -------------------------------
+def _holds(m, kb=4):
+    from mmcost.swap import paths
+    return paths.swap_out_sized(m, kb)
+
+
+def test_tree_lock_holds_per_page_are_the_lines_each_site_moves():
+    """v4.7 (one contended tree_lock per device): insert 2 lines, delete 3, each tag site 2 plus its walks
+    (mm/swap_state.c, mm/vmscan.c, mm/page-writeback.c); without the tags 5 lines a page instead of 9."""
+    S, P, L, T = 0.3, 0.2, 0.25, 0.1
+    kw = dict(swapcache_us_per_folio=S, swapcache_us_per_page=P, lock_line_us=L, tag_hold_us_per_page=T)
+    tags = _holds(small(kernel="4.7", **kw))
+    assert tags["cache_insert"] == pytest.approx(S / 2 + P / 2 + 2 * L)
+    assert tags["cache_delete"] == pytest.approx(S / 2 + P / 2 + 3 * L)
+    assert tags["tags"] == pytest.approx(T + 2 * L)
+    per_page = tags["cache_insert"] + tags["cache_delete"] + 2 * tags["tags"]  # two tag sites
+    assert per_page == pytest.approx(S + P + 9 * L + 2 * T)
+    no_tags = _holds(small(kernel="4.7+writeback_tags=false", **kw))
+    assert no_tags["cache_insert"] + no_tags["cache_delete"] == pytest.approx(S + P + 5 * L)
+    assert no_tags["tags"] == 0.0
+    # from v4.11 (64 MiB trunks) the lock is no station and moves nothing: the sections' own work only
+    late = _holds(small(kernel="4.11", **kw))
+    assert late["cache_insert"] + late["cache_delete"] == pytest.approx(S + P)
+
+
+def test_delay_split_allocates_and_inserts_once_per_thp():
+    """38d8b4e6bdc8 (v4.13): a 2M THP takes one swap cluster (one si->lock hold and one swap_avail_lock walk
+    for its 512 slots) and one swap cache insert with 512 entries, and runs add_to_swap once; split before
+    (v4.8's add_to_swap), each of its 512 pages takes its own."""
+    kw = dict(swapcache_us_per_folio=0.3, swapcache_us_per_page=0.2, lock_line_us=0.25,
+              slot_hold_us_per_acquisition=1.0, slot_us_per_slot=0.03, swap_avail_hold_us=0.1,
+              add_to_swap_us_per_folio=0.4, madvise=True)
+    before = _holds(small(kernel="4.8", **kw), 2048)
+    after = _holds(small(kernel="4.8+thp_swap_delay_split", **kw), 2048)
+    assert before["slot"] == pytest.approx(512 * 1.0 + 512 * 0.03)
+    assert after["slot"] == pytest.approx(1.0 + 512 * 0.03)
+    assert (before["avail"], after["avail"]) == (pytest.approx(512 * 0.1), pytest.approx(0.1))
+    assert before["cache_insert"] == pytest.approx(512 * (0.15 + 0.1 + 2 * 0.25))
+    assert after["cache_insert"] == pytest.approx(0.15 + 512 * 0.1 + 2 * 0.25)
+    assert before["reclaim"] - after["reclaim"] == pytest.approx(511 * 0.4)
+    for key in ("cache_delete", "tags", "map_dup", "map_count", "map_free", "lru", "targets"):
+        assert after[key] == before[key], key  # the split, removals, tags and swap_map counts stay per page
+
+
+def test_delay_split_is_the_v4_13_kernel_and_only_its_2m_thp():
+    from mmcost.kernel import features
+    assert features("4.12")["thp_swap_delay_split"] is False and features("4.13")["thp_swap_delay_split"] is True
+    m = small(kernel="4.13")
+    assert _holds(m, 4) == _holds(small(kernel="4.12"), 4)  # 4K folios: nothing to delay
+    assert _holds(small(kernel="4.14"), 2048)["slot"] == _holds(small(kernel="4.14", thp_swap_delay_split=False),
+                                                                2048)["slot"]  # v4.14 swaps the THP whole
+
+
+def test_contended_tree_lock_simulation_agrees_with_mva():
+    """Seed 004's era: 8 writers on one tree_lock at four sites, si->lock four times a page."""
+    m = small(kernel="4.7", memcg_mb=None, swapped_share=0.5, swap_device="pmem", lock_line_us=0.4)
+    a = m.solve()
+    util = a.details["locks"].lock_values["swapcache"]["utilization"]
+    assert util > 0.6  # a contended case
+    s = m.solve("simulated", ops=40_000, replications=6, seed=SEED, progress=False)
+    q = [q for q in s.quantities if q.name == "swapout_kib_s"][0]
+    assert q.lo * 0.98 <= a["swapout_kib_s"] <= q.hi * 1.02  # the 99% interval, and 2% for the MVA's own error
+
+
+@pytest.mark.parametrize("field", ["lock_line_us", "add_to_swap_us_per_folio"])
+def test_new_costs_refuse_negative_values_by_name(field):
+    with pytest.raises(ValueError, match=field):
+        small(kernel="4.7", **{field: -0.1}).solve()
+
+
+def test_delay_split_patch_value_is_checked():
+    with pytest.raises(ValueError, match="thp_swap_delay_split"):
+        small(kernel="4.8+thp_swap_delay_split=maybe").solve()

@@ -1,9 +1,10 @@
 """Seed 004 (swapcache_wb_tags): the whole v4.7-era swap-out path fitted to the base kernel.
 
 The base kernel's throughput, swap-out rate and four call-site shares are
-fitted within their published %stddev; the patched kernel is held out. The
-sign of the swap-out gain is the mechanism's; its size is an open miss
-(held_out() reports it, the notebook discusses it)."""
+fitted within their published %stddev; the patched kernel is held out: its
+throughput change and the remaining tree-lock sites' share changes within
+10 points; the swap-out change (the same number in the model, +32.5% for
++22.3%) is a known miss."""
 
 import numpy as np
 import pytest
@@ -35,3 +36,35 @@ def test_held_out_patch_keeps_the_sign_and_removes_the_tag_sites():
 
 def test_swapped_share_comes_from_the_base_kernel():
     assert STUDY.swapped_share() == pytest.approx(1207402 / 2506952)
+
+
+def _change(metric, site=""):
+    held = STUDY.held_out()
+    row = held[(held["metric"] == metric) & held["configuration"].str.endswith(site)]
+    return row.iloc[0]
+
+
+def test_the_tree_lock_stays_contended_after_the_patch():
+    """The published profile: the insert and delete sites spin 23% and 33% less with 22-28% more pages."""
+    for site in ("__add_to_swap_cache", "__remove_mapping"):
+        r = _change("cycles_share_pct_change_pct", site)
+        assert abs(r["error"]) <= 10, site
+    m = STUDY.fit().model.set(processes=8, swap_device="pmem")
+    after = m.configure(variant="base+patch").solve().details["locks"].lock_values
+    assert after["swapcache"]["utilization"] > 0.5
+
+
+def test_throughput_change_within_10_points():
+    assert abs(_change("vm_scalability_throughput_kib_s_change_pct")["error"]) <= 10
+
+
+def test_the_line_cost_is_within_its_prior():
+    fit = STUDY.fit()
+    p = fit.model.params["lock_line_us"].prior
+    assert abs(fit.params["lock_line_us"] - p.value) <= 2 * p.width
+
+
+@pytest.mark.xfail(strict=True, reason="known miss: +32.5% for +22.3% (the swapped share is the base kernel's, so "
+                   "swap-out and throughput change alike)")
+def test_swapout_change_within_10_points():
+    assert abs(_change("swapout_kib_s_change_pct")["error"]) <= 10

@@ -131,6 +131,14 @@ CHANGES: tuple[Change, ...] = (
            "a PMD-size THP is written to swap whole and split only after swap-out. v4.13 gave it "
            "a swap cluster and the swap cache whole but still split it before pageout() ('We don't support THP "
            "writes' in shrink_page_list)", "swap"),
+    Change("thp_swap_delay_split", True, False, "4.13", "38d8b4e6bdc8",
+           "mm, THP, swap: delay splitting THP during swap out (series by Huang Ying)",
+           "shrink_page_list() gives a PMD-mapped THP a whole swap cluster (get_swap_page -> "
+           "get_huge_swap_page -> swap_alloc_cluster: one si->lock hold for 512 slots) and adds it to the swap "
+           "cache whole (__add_to_swap_cache: 512 radix_tree_insert under one tree_lock hold), then splits it "
+           "('XXX: We don't support THP writes': split_huge_page_to_list with the subpages in the swap cache); "
+           "the tail pages then skip add_to_swap. Before, add_to_swap() split the THP after the first "
+           "get_swap_page and every tail page took its own slot and swap cache insert", "swap"),
     Change("anon_mthp", True, False, "6.8", "",
            "mm: thp: support allocation of anonymous multi-size THP (series by Ryan Roberts)",
            "anonymous faults may allocate folios between 4K and PMD size (hugepages-<size>kB/enabled)", "swap"),
@@ -165,7 +173,7 @@ CHANGES: tuple[Change, ...] = (
            "mm, swap: remove swap slot cache",
            "the per-CPU slot cache goes: the per-CPU cluster is the fast path", "swap"),
     # --- the swap cache ------------------------------------------------------------------------
-    Change("writeback_tags", False, True, "4.9", "",
+    Change("writeback_tags", False, True, "4.9", "371a096edf43",
            "mm: don't use radix tree writeback tags for pages in swap cache (Huang Ying, seed 004)",
            "AS_NO_WRITEBACK_TAGS: writeback start/end no longer take the swap cache tree_lock to set "
            "and clear PAGECACHE_TAG_WRITEBACK", "swap"),

@@ -183,6 +183,9 @@ class SwapModel(Mechanism):
                                       doc="what one LRU lock covers: a zone (to v4.7), a node (v4.8), a lruvec (v5.11)")
     swap_whole_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="mTHP below PMD size swapped out whole")
     swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.14)")
+    thp_swap_delay_split: bool | None = knob(None, kind="bool", kernel=True,
+                                             doc="a PMD THP gets a swap cluster and the swap cache whole, then is "
+                                                 "split before pageout (v4.13, 38d8b4e6bdc8)")
     anon_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="anonymous mTHP faults exist (v6.8)")
     batched_split_flush: bool | None = knob(None, kind="bool", kernel=True,
                                             doc="a split's PTE unmaps flushed once, not one by one (v6.8)")
@@ -262,9 +265,14 @@ class SwapModel(Mechanism):
                               "(__add_to_swap_cache / __delete_from_swap_cache loop over folio_nr_pages; from v6.18 "
                               "__swap_table_set per entry): ~100 ns each"),
         doc="per subpage entry of a folio in the swap cache, insert + delete (half each)")
-    tag_hold_us_per_page: float = knob(0.25, unit="us", upper=50.0,
-                              prior=Prior(0.25, 0.15, "one radix_tree_tag_set/clear walk under tree_lock"),
-                              doc="per folio and writeback-tag site")
+    tag_hold_us_per_page: float = knob(
+        0.1, unit="us", upper=50.0,
+        prior=Prior(0.1, 0.05, "the radix tree walks of a writeback-tag site besides the lines it moves "
+                               "(lock_line_us): __test_set_page_writeback walks three times (tag_set "
+                               "WRITEBACK, tag_clear DIRTY and TOWRITE), test_clear_page_writeback once, down "
+                               "a tree of height ~4 in nodes every CPU reads (v4.7 lib/radix-tree.c): tens of ns "
+                               "a walk"),
+        doc="per folio and writeback-tag site, under the tree lock, besides the lines moved")
     split_us_per_page: float = knob(0.5, unit="us", upper=100.0,
                                     prior=Prior(0.5, 0.25, "__split_huge_page_tail per subpage: flags, refcount, "
                                                            "mapping and LRU link of one struct page"),
@@ -304,13 +312,13 @@ class SwapModel(Mechanism):
     dsb_growth_per_cpu: float = knob(DSB_GROWTH, unit="1", upper=1.0, prior=Prior(DSB_GROWTH, 0.03, DSB_GROWTH_SOURCE),
                                      doc="relative growth of a DSB ISH wait per further CPU in the domain")
     swap_map_hold_us: float = knob(
-        0.15, unit="us", upper=100.0,
-        prior=Prior(0.15, 0.08, "swap_info_get / __swap_duplicate to spin_unlock (mm/swapfile.c, v3.9-v4.10): read "
+        0.03, unit="us", upper=100.0,
+        prior=Prior(0.03, 0.02, "swap_info_get / __swap_duplicate to spin_unlock (mm/swapfile.c, v3.9-v4.10): read "
                                 "p->max and one swap_map byte, write it back; the byte's line is the reclaimer's own "
-                                "(it allocated the slot from its per-CPU cluster), so the section is the lock word "
-                                "and the swap_info_struct line the previous holder wrote: one line moved, 100-200 ns "
-                                "on a server mesh (Boyd-Wickizer et al., Linux Symposium 2012, sec. 3)"),
-        doc="per swap_map count operation under si->lock on the swap-out path (swap_map_lock='si_lock')")
+                                "(it allocated the slot from its per-CPU cluster): tens of ns besides the lock's own "
+                                "line, which moves (lock_line_us, SWAP_MAP_LINES)"),
+        doc="per swap_map count operation under si->lock on the swap-out path (swap_map_lock='si_lock'), besides "
+            "the line it moves")
     swap_avail_hold_us: float = knob(
         0.1, unit="us", upper=100.0,
         prior=Prior(0.1, 0.05, "get_swap_pages: spin_lock(&swap_avail_lock), plist_requeue of the device on "
@@ -353,6 +361,25 @@ class SwapModel(Mechanism):
         prior=Prior(1.0, 0.03, "run-to-run spread of LKP swap throughput: the seeds print 2-7% stddev"),
         doc="a kernel build's nuisance factor on every rate, no mechanism behind it; fit it per variant "
             "(build_factor@<variant>) with its source's own stddev as the prior")
+    # (last: a band's prior draws of the fields above stay as they were)
+    lock_line_us: float = knob(
+        0.2, unit="us", upper=50.0,
+        prior=Prior(0.2, 0.1, "one cache line the previous holder of a contended lock, another CPU, wrote last, "
+                              "fetched by the next, with the queued spinlock's hand-over: a modified line from "
+                              "another core's cache takes ~0.05-0.1 us within a Haswell-EP socket and ~0.1-0.2 us "
+                              "across QPI (Molka et al., 'Cache coherence protocol and memory performance of the "
+                              "Intel Haswell-EP architecture', ICPP 2015); the lines each section moves are "
+                              "mmcost.swap.paths.TREE_LOCK_LINES and SWAP_MAP_LINES"),
+        doc="per cache line moved with a contended lock's section: the swap cache's tree_lock where it is one "
+            "station (to v4.10) and si->lock's swap_map sections (swap_map_lock='si_lock', to v4.10)")
+    add_to_swap_us_per_folio: float = knob(
+        0.3, unit="us", upper=100.0,
+        prior=Prior(0.3, 0.15, "add_to_swap outside its locks (mm/swap_state.c, v4.8-v4.13): get_swap_page's "
+                               "atomic_long_dec(&nr_swap_pages), a line every allocating CPU writes (one per cache "
+                               "refill with the slot cache), mem_cgroup_try_charge_swap (returns early on cgroup "
+                               "v1), radix_tree_maybe_preload, SetPageDirty: a few hundred ns"),
+        doc="the part of reclaim_us_per_folio that is add_to_swap's own work (included in it, not added): what a "
+            "tail page of a THP split after add_to_swap (thp_swap_delay_split) does not pay")
 
     METRICS: ClassVar = ("usemem_throughput_kib_s", "swapout_kib_s", "vm_scalability_throughput_kib_s",
                          "sys_time_s", "real_time_s", "exit_time_s", "munmap_time_ms", "tlb_shootdowns_per_swapped_page",

@@ -12,6 +12,8 @@ Paths:
   :func:`swap_out_sized` (with the contiguous-allocation failures of that
   size) and :func:`swap_out_mix` (the average folio of the workload's sizes):
   usemem's fault and the reclaimer's ``shrink_folio_list``;
+- :func:`delay_split`: a PMD THP given a swap cluster and the swap cache whole,
+  then split (v4.13, ``thp_swap_delay_split``), from its split path's holds;
 - :func:`swap_in` (one folio of a size) and :func:`swap_in_mix` (the
   average folio a read-back faults in): ``do_swap_page``, the read from a
   SWP_SYNCHRONOUS_IO device, the slot freed; the swap-out a swap-in forces
@@ -83,6 +85,30 @@ HOLDS: dict[str, tuple[str, str]] = {
 #: the keys that are per folio written, not per folio swapped: the network divides them by the swapped
 #: share s (1/s folios are written per folio swapped)
 PER_WRITTEN = frozenset(k for k in HOLDS if k == "fault" or k.endswith("_fault"))
+
+
+#: cache lines each call site of the swap cache's tree_lock (v4.7-v4.10) writes that the previous holder,
+#: another CPU, wrote last: they move with the lock (Boyd-Wickizer et al., Linux Symposium 2012, sec. 3), and
+#: they, not the radix tree walks in lines every CPU only reads, are what a contended section costs. Read off
+#: v4.7's source: the lock word with the address_space's nrpages (one line) at every site, and
+#: - __add_to_swap_cache (mm/swap_state.c): radix_tree_insert writes a leaf of the CPU's own swap cluster
+#:   (percpu_cluster: local), swap_cache_info.add_total (one global line): 2;
+#: - __remove_mapping (mm/vmscan.c) -> __delete_from_swap_cache: swap_cache_info.del_total (that line
+#:   again), and mem_cgroup_swapout under the lock (swap_cgroup_record's ctrl->lock, one per swap device):
+#:   3;
+#: - __test_set_page_writeback (mm/page-writeback.c): radix_tree_tag_set(WRITEBACK) sets the leaf's bit and,
+#:   the leaf having no other page under writeback (pmem completes each page before the next), its bit in
+#:   the parent node that every writer's leaves share (the writers' clusters are taken in order from the
+#:   free list, so they sit under one node); tag_clear(DIRTY) and tag_clear(TOWRITE) only read: 2;
+#: - test_clear_page_writeback: radix_tree_tag_clear(WRITEBACK) clears both bits again: 2.
+#: Without the tags (371a096edf43, v4.9) the lock moves 5 lines a page instead of 9: the lock stays
+#: contended (the published profile: __add_to_swap_cache 10.86% -> 8.31% of cycles with 22% more pages).
+TREE_LOCK_LINES = {"__add_to_swap_cache": 2, "__remove_mapping": 3, "__test_set_page_writeback": 2,
+                   "test_clear_page_writeback": 2}
+#: the same for si->lock's swap_map sections before v4.11 (__swap_duplicate, page_swapcount and
+#: swapcache_free through swap_info_get, v4.7 mm/swapfile.c): p->flags and p->max are read before the lock or
+#: never written while swapping, the swap_map byte is in the reclaimer's own cluster: the lock's line only
+SWAP_MAP_LINES = 1
 
 
 # --- the flush of an unmap ------------------------------------------------------------------------------
@@ -273,12 +299,16 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
         calls = pages / SLOT_CACHE_BATCH if slot_cache else float(pages)
         slot = calls * hold + pages * m.slot_us_per_slot
     cache = units * m.swapcache_us_per_folio + pages * m.swapcache_us_per_page
+    # where the swap cache's tree lock is a contended station (one per device, to v4.10), each hold also
+    # moves the lines the previous holder wrote (TREE_LOCK_LINES), once per folio inserted or removed
+    moved = units * m.lock_line_us if m.switch("swapcache_lock_partitions") else 0.0
     charge_fault, charge_out = memcg_charges(m, pages, units)
     buddy = 0.0 if on_pcp(m, pages) else m.zone_lock_hold_us  # the folio's alloc and free
     # swap_map count operations under si->lock before v4.11 (swap_map_lock): one swap_duplicate per PTE
     # unmapped (a 2M THP's PMD is split to PTEs first), one page_swapcount per swap_writepage, one
     # swapcache_free per entry leaving the swap cache
     map_holds = (pages, units, pages) if m.switch("swap_map_lock") == "si_lock" else (0, 0, 0)
+    map_hold = m.swap_map_hold_us + SWAP_MAP_LINES * m.lock_line_us
     d = {"fault": m.fault_us_per_folio + zero_us(m, pages) + pages * m.user_us_per_page
                   + entries * (m.pte_us + walk_us),
          "lru": m.lru_hold_us_per_folio, "slot": slot,
@@ -286,10 +316,13 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
          "memcg_fault": charge_fault * m.memcg_charge_hold_us,
          "memcg": charge_out * m.memcg_charge_hold_us,
          "zone_fault": buddy, "zone": buddy if whole else 0.0,  # a split folio is freed as 4K pages
-         "cache_insert": cache / 2, "cache_delete": cache / 2,
-         "tags": units * m.tag_hold_us_per_page if m.switch("writeback_tags") else 0.0,
-         "map_dup": map_holds[0] * m.swap_map_hold_us, "map_count": map_holds[1] * m.swap_map_hold_us,
-         "map_free": map_holds[2] * m.swap_map_hold_us,
+         "cache_insert": cache / 2 + TREE_LOCK_LINES["__add_to_swap_cache"] * moved,
+         "cache_delete": cache / 2 + TREE_LOCK_LINES["__remove_mapping"] * moved,
+         # per writeback-tag site (both move as many lines): its tag walks and its lines
+         "tags": (units * m.tag_hold_us_per_page + TREE_LOCK_LINES["__test_set_page_writeback"] * moved
+                  if m.switch("writeback_tags") else 0.0),
+         "map_dup": map_holds[0] * map_hold, "map_count": map_holds[1] * map_hold,
+         "map_free": map_holds[2] * map_hold,
          "dram_fault": 4096.0 * pages}
 
     def flushes(n_entries, folios):  # flush rounds per folio and their cost
@@ -343,6 +376,37 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
     return d
 
 
+def delay_split(m, split: dict, pages: int) -> dict[str, float]:
+    """The holds of a PMD THP swapped out as v4.13 does it
+    (``thp_swap_delay_split``, 38d8b4e6bdc8), from its split path's
+    ``split`` (:func:`swap_out` with ``whole=False``): ``add_to_swap`` runs
+    once on the THP, then ``split_huge_page_to_list`` splits it and its 4K
+    pages go through the rest of ``shrink_page_list`` (unmap, ``pageout``,
+    ``__remove_mapping``) one by one, as before. So, per THP:
+
+    - one slot allocation for its ``pages`` slots (``get_swap_page`` ->
+      ``get_huge_swap_page`` -> ``swap_alloc_cluster`` under ``si->lock``,
+      one ``swap_avail_lock`` walk where the era has it) instead of one per
+      page (or per slot-cache refill);
+    - one swap cache insert (``__add_to_swap_cache`` inserts the ``pages``
+      subpages under one ``tree_lock`` hold: its per-folio part and lines
+      once, its per-entry part per page);
+    - ``add_to_swap``'s own work once (``add_to_swap_us_per_folio``, part of
+      each split page's ``reclaim_us_per_folio``).
+
+    The split itself, the swap cache removals, writeback tags and the
+    ``swap_map`` counts stay per page."""
+    si_era = m.switch("swap_alloc_lock") == "si_lock"
+    moved = m.lock_line_us if m.switch("swapcache_lock_partitions") else 0.0
+    d = dict(split)
+    d["slot"] = m.slot_hold_us_per_acquisition + pages * m.slot_us_per_slot
+    d["avail"] = m.swap_avail_hold_us if si_era else 0.0
+    d["cache_insert"] = (m.swapcache_us_per_folio + pages * m.swapcache_us_per_page) / 2 \
+        + TREE_LOCK_LINES["__add_to_swap_cache"] * moved
+    d["reclaim"] = split["reclaim"] - (pages - 1) * m.add_to_swap_us_per_folio
+    return d
+
+
 def swap_out_sized(m, kb: int, by_kswapd: bool = False, dirty: bool = True) -> dict[str, float]:
     """Swap out one folio of ``kb`` KiB as the kernel does that size: whole
     where it can, with ``contiguous_failure`` of the large ones failing their
@@ -356,6 +420,8 @@ def swap_out_sized(m, kb: int, by_kswapd: bool = False, dirty: bool = True) -> d
         split = swap_out(m, kb, False, by_kswapd, dirty)
         split["slot"] += m.slot_hold_us_per_acquisition  # the failed contiguous scan
         return {k: (1 - f) * one[k] + f * split[k] for k in one}
+    if kb == PMD_KB and m.switch("thp_swap_delay_split"):
+        return delay_split(m, swap_out(m, kb, False, by_kswapd, dirty), pages)
     return swap_out(m, kb, False, by_kswapd, dirty)
 
 
