@@ -86,6 +86,8 @@ class Machine:
     dry_run: bool = False
     run: object = subprocess.run
     log: object = print
+    #: starts a command that the caller talks to (swap-in's writer waits for a line between phases)
+    popen: object = subprocess.Popen
     #: (path, old value) in the order first written
     recorded: list = field(default_factory=list)
     #: ("memcg", path) / ("zram", id) / ("swapon", device), in the order created
