@@ -149,12 +149,12 @@ def test_each_phase_gets_its_own_counters_and_every_setting_is_restored(tmp_path
     assert one("-4k-p2-m32-lzo-rle-seq-r0", "usemem_throughput_kib_s") == ([436906.0] * 2, ["KiB/s"] * 2)
 
 
-@pytest.mark.parametrize("fail", [subprocess.CalledProcessError(1, "writer"), KeyboardInterrupt()],
-                         ids=["error", "ctrl-c"])
-def test_settings_are_restored_when_the_read_back_fails_or_is_interrupted(tmp_path, as_root, fail):
+@pytest.mark.parametrize("fail, raised", [(subprocess.CalledProcessError(1, "writer"), MeasureError),
+                                          (KeyboardInterrupt(), KeyboardInterrupt)], ids=["error", "ctrl-c"])
+def test_settings_are_restored_when_the_read_back_fails_or_is_interrupted(tmp_path, as_root, fail, raised):
     root = swapin_root(tmp_path)
     before = state(root)
-    with pytest.raises(type(fail)):
+    with pytest.raises(raised):
         run_swapin(root, FakeWriter(root, fail=fail))
     assert state(root) == before
     assert (root / "sys/class/zram-control/hot_remove").read_text() == "7"
@@ -165,14 +165,18 @@ def test_a_writer_that_stops_before_reading_back_is_an_error_and_restored(tmp_pa
     before = state(root)
     writer = FakeWriter(root)
 
-    def dies(args, **kw):  # its processes died writing: it prints no "written" and exits 1
+    def dies(args, **kw):  # a process was OOM-killed while writing: no "written", exit 1
         proc = writer(args, **kw)
-        proc.stdout, proc.stderr, proc.returncode = io.StringIO(""), io.StringIO("mmap: Cannot allocate memory\n"), 1
+        cg = Path(re.search(r'echo \$\$ > "([^"]+)/cgroup.procs"', args[2])[1])
+        (cg / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+        proc.stdout, proc.returncode = io.StringIO(""), 1
+        proc.stderr = io.StringIO("mmcost-writer: process 12 was killed by signal 9 while writing\n")
         return proc
 
-    with pytest.raises(subprocess.CalledProcessError) as exc:
-        run_swapin(root, dies)
-    assert "Cannot allocate" in exc.value.stderr and state(root) == before
+    with pytest.raises(MeasureError, match=r"run .*-4k-p1-m32-lzo-rle-seq-r0: the writer failed: .*signal 9.*"
+                                           r"OOM killer killed 1 .*memcg_mb"):
+        run_swapin(root, dies, folio_kb=["4K"], processes=[1])
+    assert state(root) == before
 
 
 @pytest.mark.parametrize("kw, field", [
@@ -305,3 +309,13 @@ def test_pswpin_counts_the_pages_read_back_that_were_swapped_out(tmp_path):
         assert abs(pswpin - (v["pgmajfault_count"] + 15 * whole)) <= tol, (run, v["pgmajfault_count"], whole)
         if run.split("-")[2] == "64k":
             assert whole > 0  # some 64K folios came back whole from zram
+
+
+def test_the_writer_ends_when_a_process_dies_before_the_others():
+    """A process that dies (here: its mmap of 2^60 bytes fails; on a real run the memcg's OOM killer)
+    must not leave the parent waiting for it while its siblings hold the pipe open: it says which
+    died and how, kills the rest, and exits non-zero, without printing "written"."""
+    r = subprocess.run([str(writer_path()), "2", str(2**60), "--readback", "seq"], input="go\ngo\n",
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode != 0 and "written" not in r.stdout
+    assert re.search(r"process \d+ exited with status 1 while writing", r.stderr)

@@ -20,6 +20,8 @@
 // for a second line before the processes exit (the caller snapshots again,
 // with the memory still mapped).
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -77,6 +79,38 @@ void wait_close(int fd) {
   }
 }
 
+// The parent waits for one byte from each of n processes on fd; a process that dies first (the memcg's
+// OOM killer, say) would leave it waiting forever (its siblings keep the pipe open), so every 100 ms it
+// reaps what has exited. Returns false, having said which died and how and killed the rest, if one did.
+bool await_all(int fd, long n, const std::vector<pid_t>& pids, const char* phase) {
+  long got = 0;
+  while (got < n) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) > 0) {
+      char c;
+      const ssize_t r = read(fd, &c, 1);
+      if (r == 1) {
+        ++got;
+        continue;
+      }
+    }
+    int status = 0;
+    const pid_t dead = waitpid(-1, &status, WNOHANG);
+    if (dead > 0) {
+      if (WIFSIGNALED(status)) {
+        std::fprintf(stderr, "mmcost-writer: process %d was killed by signal %d while %s (SIGKILL: the memcg's OOM "
+                     "killer?)\n", static_cast<int>(dead), WTERMSIG(status), phase);
+      } else {
+        std::fprintf(stderr, "mmcost-writer: process %d exited with status %d while %s\n", static_cast<int>(dead),
+                     WEXITSTATUS(status), phase);
+      }
+      for (pid_t q : pids) kill(q, SIGKILL);
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,9 +135,11 @@ int main(int argc, char** argv) {
   int go[2], ready[2], read_go[2], done[2], exit_go[2];
   if (pipe(go) != 0 || pipe(ready) != 0 || pipe(read_go) != 0 || pipe(done) != 0 || pipe(exit_go) != 0)
     return std::perror("pipe"), 1;
+  std::vector<pid_t> pids;
   for (long i = 0; i < n; ++i) {
     const pid_t pid = fork();
     if (pid < 0) return std::perror("fork"), 1;
+    if (pid > 0) pids.push_back(pid);
     if (pid == 0) {
       close(go[1]);
       close(read_go[1]);
@@ -180,25 +216,29 @@ int main(int argc, char** argv) {
   close(exit_go[0]);
   const double t0 = now();
   close(go[1]);
+  int bad = 0;
   if (readback) {
-    char c;
-    long got = 0;
-    while (got < n && read(ready[0], &c, 1) == 1) ++got;  // every process has written (or died: EOF)
-    std::printf("written\n");
-    std::fflush(stdout);
     char line[64];
-    if (got == n && std::fgets(line, sizeof line, stdin) != nullptr) {
-      close(read_go[1]);
-      got = 0;
-      while (got < n && read(done[0], &c, 1) == 1) ++got;
-      std::printf("read\n");
+    if (!await_all(ready[0], n, pids, "writing")) {
+      bad = 1;  // no "written": the caller sees the writer end before the read-back
+    } else {
+      std::printf("written\n");
       std::fflush(stdout);
-      if (got == n) std::fgets(line, sizeof line, stdin);
+      if (std::fgets(line, sizeof line, stdin) != nullptr) {
+        close(read_go[1]);
+        if (!await_all(done[0], n, pids, "reading back")) {
+          bad = 1;
+        } else {
+          std::printf("read\n");
+          std::fflush(stdout);
+          std::fgets(line, sizeof line, stdin);
+        }
+      }
     }
     close(read_go[1]);
     close(exit_go[1]);
   }
-  int status = 0, bad = 0;
+  int status = 0;
   while (wait(&status) > 0) bad |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
   rusage ru{};
   getrusage(RUSAGE_CHILDREN, &ru);

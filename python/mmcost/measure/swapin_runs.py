@@ -195,7 +195,11 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, zram_bytes: int,
             loads["after"] = machine_load.after(m.root, loads["before"])
 
         with zram_peaks(m, zid) as peaks:
-            out = _talk(m, in_memcg(cg, cmd), (("written", written), ("read", read)))
+            try:
+                out = _talk(m, in_memcg(cg, cmd), (("written", written), ("read", read)))
+            except subprocess.CalledProcessError as exc:
+                raise MeasureError(f"run {run_id}: the writer failed: {(exc.stderr or '').strip() or exc}"
+                                   f"{_oom_kills(cg)}") from None
         ctx = context(EXPERIMENT[cfg.pattern], cfg, bytes_per_process, meta)
         write_text, _, rest = out.partition("written\n")
         read_text = rest.partition("read\n")[0]
@@ -205,6 +209,18 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, zram_bytes: int,
                  *_delta_rows(snaps["written"], snaps["read"], ctx, VMSTAT, MTHP),
                  memcg_delta(snaps["written"]["memcg"], snaps["read"]["memcg"], **ctx), *write_phase]
         return finish([p for p in parts if len(p)], peaks, ctx, cfg, run_id, meta, loads["after"], started)
+
+
+def _oom_kills(cg: Path) -> str:
+    """How many tasks the memcg's OOM killer killed (v1 memory.oom_control, v2 memory.events), as a clause."""
+    for name in ("memory.oom_control", "memory.events"):
+        p = cg / name
+        if p.is_file():
+            m = re.search(r"^oom_kill (\d+)$", p.read_text(), re.M)
+            if m and int(m[1]) > 0:
+                return (f"; the memcg's OOM killer killed {m[1]} of its tasks ({name}): give the memcg more room "
+                        "(memcg_mb) or the processes less (bytes_per_process)")
+    return ""
 
 
 def _no_zswap(m: Machine) -> None:
