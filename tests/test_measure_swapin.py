@@ -319,3 +319,16 @@ def test_the_writer_ends_when_a_process_dies_before_the_others():
                        capture_output=True, text=True, timeout=20)
     assert r.returncode != 0 and "written" not in r.stdout
     assert re.search(r"process \d+ exited with status 1 while writing", r.stderr)
+
+
+def test_a_zram_device_that_keeps_another_compressor_is_refused(tmp_path, as_root, monkeypatch):
+    """The rows name the compressor: a device whose comp_algorithm still selects another after the write
+    (here: it ignores it) stops the run, and everything is restored."""
+    root = swapin_root(tmp_path)
+    before = state(root)
+    real = Machine.read
+    monkeypatch.setattr(Machine, "read", lambda self, p: "lzo [lzo-rle] lz4" if Path(p).name == "comp_algorithm"
+                        else real(self, p))
+    with pytest.raises(MeasureError, match=r"zram7 reads comp_algorithm 'lzo \[lzo-rle\] lz4' after 'lz4'"):
+        run_swapin(root, FakeWriter(root), devices=["zram:lz4"])
+    assert state(root) == before
