@@ -176,19 +176,27 @@ def _check_swapout(args: argparse.Namespace):
 
 
 def _measure_swapout(args: argparse.Namespace) -> int:
-    from .measure import MeasureError, swapout
+    """``measure swapout`` and ``measure swapin``: one checked matrix, run by args.run."""
+    from .measure import MeasureError, swapin, swapout
     from .measure.swapout_runs import Stopped
 
     try:
         folio_kb, processes, memcg_mb, devices, nbytes = _check_swapout(args)
+        extra = {}
+        if args.what == "swapin":
+            extra["patterns"] = _list(args.pattern)
+            if not extra["patterns"] or any(p not in ("seq", "rand") for p in extra["patterns"]):
+                raise ValueError(f"--pattern: {args.pattern!r}: give seq, rand or seq,rand")
+        else:
+            extra = dict(madvise=args.madvise, usemem=args.usemem)
     except ValueError as exc:
         option, _, message = str(exc).partition(": ")
-        return _fail("measure swapout", option, message)
+        return _fail(f"measure {args.what}", option, message)
     try:
-        rows = swapout(folio_kb=folio_kb, processes=processes, memcg_mb=memcg_mb, devices=devices,
-                       bytes_per_process=nbytes, reps=args.reps, out=args.out, madvise=args.madvise,
-                       usemem=args.usemem, dry_run=args.dry_run, seed=args.seed, allow_busy=args.allow_busy,
-                       profile=args.machine)
+        rows = (swapin if args.what == "swapin" else swapout)(
+            folio_kb=folio_kb, processes=processes, memcg_mb=memcg_mb, devices=devices, bytes_per_process=nbytes,
+            reps=args.reps, out=args.out, dry_run=args.dry_run, seed=args.seed, allow_busy=args.allow_busy,
+            profile=args.machine, **extra)
     except (MeasureError, ValueError) as exc:
         print(f"mmcost measure: {exc}", file=sys.stderr)
         return 2
@@ -310,22 +318,29 @@ def build_parser() -> argparse.ArgumentParser:
     mea = sub.add_parser("measure", help="run a benchmark on this machine's own kernel, or check the model against it")
     msub = mea.add_subparsers(dest="what", required=True)
     sw = msub.add_parser("swapout", help="the swap-out matrix with its counters (root; every setting restored)")
-    sw.add_argument("--folio", default="4K,16K,64K,2M", help="folio sizes (default: 4K,16K,64K,2M)")
-    sw.add_argument("--processes", default="1,2", help="writer processes (default: 1,2)")
-    sw.add_argument("--memcg", default="256M", help="memcg limits (default: 256M)")
-    sw.add_argument("--device", default="zram:lzo-rle", help="zram:<compressor>, comma-separated")
-    sw.add_argument("--bytes", default="768M", help="bytes each process writes (default: 768M)")
-    sw.add_argument("--reps", type=_int_in(1, 1000), default=3, help="repetitions (default: 3)")
-    sw.add_argument("--out", default="runs.csv", type=_nonempty_path, help="CSV the rows are appended to (default: runs.csv)")
+    si = msub.add_parser("swapin", help="write past a memcg's limit, time the read-back from swap, with its "
+                         "counters (root; every setting restored)")
+    for sw in (sw, si):
+        sw.add_argument("--folio", default="4K,16K,64K,2M", help="folio sizes (default: 4K,16K,64K,2M)")
+        sw.add_argument("--processes", default="1,2", help="writer processes (default: 1,2)")
+        sw.add_argument("--memcg", default="256M", help="memcg limits (default: 256M)")
+        sw.add_argument("--device", default="zram:lzo-rle", help="zram:<compressor>, comma-separated")
+        sw.add_argument("--bytes", default="768M", help="bytes each process writes (default: 768M)")
+        sw.add_argument("--reps", type=_int_in(1, 1000), default=3, help="repetitions (default: 3)")
+        sw.add_argument("--out", default="runs.csv", type=_nonempty_path, help="CSV the rows are appended to (default: runs.csv)")
+        sw.add_argument("--dry-run", action="store_true", help="print every change that would be made; change nothing")
+        sw.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=0, help="shuffles the run order (default: 0)")
+        sw.add_argument("--allow-busy", action="store_true", help="run even on a busy machine (other runnable tasks, "
+                        "steal time); each run records its load, and verify flags the busy ones")
+        sw.add_argument("--machine", metavar="PROFILE", help="the profile of mmcost measure machine whose costs "
+                        "predict these runs: its id goes in each row's machine_profile")
+        sw.set_defaults(func=_measure_swapout)
+    si.add_argument("--pattern", default="seq", help="read-back orders: seq (every word in order), rand (page by "
+                    "page, shuffled) or seq,rand (default: seq)")
+    si.set_defaults(usemem=None)
+    sw = msub.choices["swapout"]
     sw.add_argument("--madvise", action="store_true", help="madvise(MADV_HUGEPAGE) the writers' memory")
     sw.add_argument("--usemem", metavar="PATH", help="run this usemem binary instead of mmcost-writer")
-    sw.add_argument("--dry-run", action="store_true", help="print every change that would be made; change nothing")
-    sw.add_argument("--seed", type=_int_in(0, 2**63 - 1), default=0, help="shuffles the run order (default: 0)")
-    sw.add_argument("--allow-busy", action="store_true", help="run even on a busy machine (other runnable tasks, "
-                    "steal time); each run records its load, and verify flags the busy ones")
-    sw.add_argument("--machine", metavar="PROFILE", help="the profile of mmcost measure machine whose costs predict "
-                    "these runs: its id goes in each row's machine_profile")
-    sw.set_defaults(func=_measure_swapout)
     ve = msub.add_parser("verify", help="fit the swap model to some runs, predict the others, show the error")
     ve.add_argument("--runs", default="runs.csv", type=_nonempty_path, help="rows of mmcost measure swapout (default: runs.csv)")
     ve.add_argument("--fit", default=_DEFAULT_FIT, help="pandas query of the runs to fit (default: processes == 1)")

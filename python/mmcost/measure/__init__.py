@@ -1,7 +1,8 @@
-"""Measure on your own kernel: ``mmcost measure swapout``, ``machine``, ``verify`` and ``restore``.
+"""Measure on your own kernel: ``mmcost measure swapout``, ``swapin``, ``machine``, ``verify`` and ``restore``.
 
 :func:`swapout` runs the swap-out benchmark matrix with its counters
-(:mod:`mmcost.measure.swapout_runs`); every kernel setting it touches is recorded
+(:mod:`mmcost.measure.swapout_runs`), :func:`swapin` the same matrix writing
+past a memcg's limit and timing the read-back (:mod:`mmcost.measure.swapin_runs`); every kernel setting it touches is recorded
 and restored (:mod:`mmcost.measure.controls`), and written to a journal on disk
 before it is changed (:mod:`mmcost.measure.journal`), so that :func:`restore`
 (or the next run) puts back what a killed run left. :func:`verify` closes the
@@ -15,7 +16,8 @@ through :func:`mmcost.measure.session.holding`.
 
 from .controls import Machine, MeasureError, restore
 from .profile import machine
+from .swapin_runs import swapin
 from .swapout_runs import RUN_COLUMNS, matrix, swapout
 from .verify import read_runs, verify
 
-__all__ = ["Machine", "MeasureError", "RUN_COLUMNS", "machine", "matrix", "read_runs", "restore", "swapout", "verify"]
+__all__ = ["Machine", "MeasureError", "RUN_COLUMNS", "machine", "matrix", "read_runs", "restore", "swapin", "swapout", "verify"]

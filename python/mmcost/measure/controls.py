@@ -86,6 +86,8 @@ class Machine:
     dry_run: bool = False
     run: object = subprocess.run
     log: object = print
+    #: starts a command that the caller talks to (swap-in's writer waits for a line between phases)
+    popen: object = subprocess.Popen
     #: (path, old value) in the order first written
     recorded: list = field(default_factory=list)
     #: ("memcg", path) / ("zram", id) / ("swapon", device), in the order created
@@ -244,6 +246,9 @@ class Machine:
         if compressor not in algos.replace("[", " ").replace("]", " ").split():
             raise MeasureError(f"compressor {compressor!r} is not offered by this kernel's zram ({algos})")
         (dev / "comp_algorithm").write_text(compressor)
+        now = self.read(dev / "comp_algorithm")
+        if (selected(now) if "[" in now else now) != compressor:  # the device must run what the rows will say
+            raise MeasureError(f"zram{zid} reads comp_algorithm {now!r} after {compressor!r} was written")
         (dev / "disksize").write_text(str(int(disksize)))
         if not swap:
             return zid

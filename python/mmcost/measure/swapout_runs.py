@@ -47,6 +47,7 @@ import re
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,8 @@ class Config:
     memcg_mb: int
     device: str  # "zram:lzo-rle"
     rep: int
+    pattern: str = ""  # swap-in's read-back order ("seq", "rand"); "" for swap-out
+
 
     @property
     def compressor(self) -> str:
@@ -106,19 +109,21 @@ class Config:
 
     @property
     def stem(self) -> str:
-        return f"{self.folio_kb}k-p{self.processes}-m{self.memcg_mb}-{self.compressor}-r{self.rep}"
+        pattern = f"-{self.pattern}" if self.pattern else ""
+        return f"{self.folio_kb}k-p{self.processes}-m{self.memcg_mb}-{self.compressor}{pattern}-r{self.rep}"
 
 
-def matrix(folio_kb, processes, memcg_mb, devices, reps: int, seed: int = 0) -> list[Config]:
-    """Runs in repetition-major order, shuffled within each repetition (seeded)."""
+def matrix(folio_kb, processes, memcg_mb, devices, reps: int, seed: int = 0, patterns=("",)) -> list[Config]:
+    """Runs in repetition-major order, shuffled within each repetition (seeded);
+    ``patterns``: swap-in's read-back orders (swap-out has none)."""
     for d in devices:
         if not str(d).startswith("zram"):
             raise ValueError(f"device {d!r}: only zram[:compressor] devices are created by mmcost measure")
-    combos = list(itertools.product(folio_kb, processes, memcg_mb, devices))
+    combos = list(itertools.product(folio_kb, processes, memcg_mb, devices, patterns))
     out = []
     for rep in range(reps):
         order = random.Random(f"{seed}-{rep}").sample(combos, len(combos))
-        out += [Config(int(kb), int(p), int(m), str(d), rep) for kb, p, m, d in order]
+        out += [Config(int(kb), int(p), int(m), str(d), rep, str(pat)) for kb, p, m, d, pat in order]
     return out
 
 
@@ -176,11 +181,13 @@ def _snapshot(m: Machine, cg: Path) -> dict:
     return out
 
 
-def _delta_rows(before: dict, after: dict, ctx: dict) -> list[pd.DataFrame]:
+def _delta_rows(before: dict, after: dict, ctx: dict, vmstat_names=VMSTAT, mthp_names=MTHP) -> list[pd.DataFrame]:
+    """The changes between two :func:`_snapshot` s: the vmstat counters ``vmstat_names``, the
+    /proc/interrupts TLB row, the run's folio size's mTHP counters ``mthp_names``."""
     rows = []
     if before["vmstat"] and after["vmstat"]:
         vm = parse.vmstat(before["vmstat"], after["vmstat"], **ctx)
-        rows.append(vm[vm["source_name"].isin(VMSTAT)])
+        rows.append(vm[vm["source_name"].isin(vmstat_names)])
     if before["tlb"] and after["tlb"]:
         b, a = parse.interrupts_tlb(before["tlb"], **ctx), parse.interrupts_tlb(after["tlb"], **ctx)
         a = a.copy()
@@ -191,7 +198,7 @@ def _delta_rows(before: dict, after: dict, ctx: dict) -> list[pd.DataFrame]:
         b, a = parse.mthp_stats(before["mthp"], **ctx_no_kb), parse.mthp_stats(after["mthp"], **ctx_no_kb)
         a = a.copy()
         a["value"] = a["value"].to_numpy() - b["value"].to_numpy()
-        rows.append(a[(a["folio_kb"] == ctx["folio_kb"]) & a["metric"].isin(MTHP)])
+        rows.append(a[(a["folio_kb"] == ctx["folio_kb"]) & a["metric"].isin(mthp_names)])
     return rows
 
 
@@ -214,16 +221,71 @@ def invocation_id() -> str:
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
 
 
+@contextmanager
+def prepared(m: Machine, cfg: Config, run_id: str, zram_bytes: int):
+    """One run's machine: only ``cfg``'s mTHP size ``always``, a fresh zram device of its
+    compressor swapped on, a fresh memcg of its limit; yields (zram id, memcg folder) and
+    removes the memcg and the device on the way out (restore() catches anything left on an error)."""
+    m.set_mthp(cfg.folio_kb)
+    zid = m.make_zram(cfg.compressor, zram_bytes)
+    cg = m.make_memcg(f"mmcost-measure-{run_id}", cfg.memcg_mb)
+    try:
+        yield zid, cg
+    finally:
+        for kind, what in (("memcg", cg), ("swapon", f"/dev/zram{zid}"), ("zram", zid)):
+            if (kind, what) in m.created:
+                m.drop(kind, what)
+
+
+@contextmanager
+def zram_peaks(m: Machine, zid: int):
+    """zram's mm_stat polled every 50 ms while the block runs; yields the dict of peaks it fills."""
+    peaks: dict = {}
+    stop = threading.Event()
+    poll = threading.Thread(target=_poll_zram, args=(m, zid, stop, peaks), daemon=True)
+    poll.start()
+    try:
+        yield peaks
+    finally:
+        stop.set()
+        poll.join()
+
+
+def in_memcg(cg: Path, cmd: list[str]) -> list[str]:
+    """``cmd`` started inside the memcg ``cg`` (the shell joins it, then execs the command)."""
+    return ["sh", "-c", f'echo $$ > "{cg}/cgroup.procs" && exec "$0" "$@"', *cmd]
+
+
+def context(experiment: str, cfg: Config, bytes_per_process: int, meta: dict) -> dict:
+    """The configuration columns every row of one run carries."""
+    ctx = dict(experiment=experiment, variant=meta.get("kernel", ""), arch=_arch(), cpus=meta.get("cpus"),
+               processes=cfg.processes, folio_kb=cfg.folio_kb, memcg_mb=cfg.memcg_mb,
+               bytes_per_process=bytes_per_process, swap_device="zram", virtualized=meta.get("virtualized"),
+               n_runs=1)
+    return {k: v for k, v in ctx.items() if v is not None}
+
+
+def finish(parts: list[pd.DataFrame], peaks: dict, ctx: dict, cfg: Config, run_id: str, meta: dict, load: dict,
+           started: str, madvise: bool = False) -> pd.DataFrame:
+    """One run's rows in the runs schema: its parts, zram's peaks, the machine's metadata and load."""
+    rows = pd.concat(parts, ignore_index=True)
+    zram = pd.DataFrame([dict(metric=f"zram_{k}_peak_bytes", unit="bytes", value=float(v), source_name=f"mm_stat {k}")
+                         for k, v in peaks.items()])
+    rows = pd.concat([rows, zram.assign(**ctx)], ignore_index=True)
+    rows = rows.assign(run=run_id, compressor=cfg.compressor, madvise=madvise, kernel=meta.get("kernel", ""),
+                       cpu_model_name=meta.get("cpu_model_name", ""), hypervisor=meta.get("hypervisor", ""),
+                       boot_id=meta.get("boot_id", ""), machine_profile=meta.get("machine_profile", ""),
+                       **load, started=started)
+    return rows.reindex(columns=RUN_COLUMNS)
+
+
 def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = False, usemem: str | None = None,
             zram_bytes: int = 4 * 2**30, meta: dict | None = None, invocation: str = "") -> pd.DataFrame:
     """One configuration: set up, run, snapshot, tear down its memcg and zram device."""
     meta = meta or {}
     run_id = f"{invocation}-{cfg.stem}" if invocation else cfg.stem
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    m.set_mthp(cfg.folio_kb)
-    zid = m.make_zram(cfg.compressor, zram_bytes)
-    cg = m.make_memcg(f"mmcost-measure-{run_id}", cfg.memcg_mb)
-    try:
+    with prepared(m, cfg, run_id, zram_bytes) as (zid, cg):
         if m.dry_run:
             m.log(f"would run {usemem or 'mmcost-writer'} {cfg.processes} {bytes_per_process} inside {cg}")
             return pd.DataFrame()
@@ -231,37 +293,13 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = 
                else [str(writer_path()), str(cfg.processes), str(bytes_per_process)] + (["--madvise"] if madvise else []))
         load = machine_load.before(m.root)
         before = _snapshot(m, cg)
-        peaks: dict = {}
-        stop = threading.Event()
-        poll = threading.Thread(target=_poll_zram, args=(m, zid, stop, peaks), daemon=True)
-        poll.start()
-        try:
-            out = m.run(["sh", "-c", f'echo $$ > "{cg}/cgroup.procs" && exec "$0" "$@"', *cmd], check=True,
-                        capture_output=True, text=True).stdout
-        finally:
-            stop.set()
-            poll.join()
+        with zram_peaks(m, zid) as peaks:
+            out = m.run(in_memcg(cg, cmd), check=True, capture_output=True, text=True).stdout
         after = _snapshot(m, cg)
         load = machine_load.after(m.root, load)
-        ctx = dict(experiment="usemem_swapout", variant=meta.get("kernel", ""), arch=_arch(), cpus=meta.get("cpus"),
-                   processes=cfg.processes, folio_kb=cfg.folio_kb, memcg_mb=cfg.memcg_mb,
-                   bytes_per_process=bytes_per_process, swap_device="zram", virtualized=meta.get("virtualized"),
-                   n_runs=1)
-        ctx = {k: v for k, v in ctx.items() if v is not None}
+        ctx = context("usemem_swapout", cfg, bytes_per_process, meta)
         parts = [parse.usemem(out, **ctx), parse.time_output(out, **ctx), *_delta_rows(before, after, ctx)]
-        rows = pd.concat(parts, ignore_index=True)
-        zram = pd.DataFrame([dict(metric=f"zram_{k}_peak_bytes", unit="bytes", value=float(v), source_name=f"mm_stat {k}")
-                             for k, v in peaks.items()])
-        rows = pd.concat([rows, zram.assign(**ctx)], ignore_index=True)
-        rows = rows.assign(run=run_id, compressor=cfg.compressor, madvise=madvise, kernel=meta.get("kernel", ""),
-                           cpu_model_name=meta.get("cpu_model_name", ""), hypervisor=meta.get("hypervisor", ""),
-                           boot_id=meta.get("boot_id", ""), machine_profile=meta.get("machine_profile", ""),
-                           **load, started=started)
-        return rows.reindex(columns=RUN_COLUMNS)
-    finally:  # this run's memcg and zram device go now; restore() catches anything left on an error
-        for kind, what in (("memcg", cg), ("swapon", f"/dev/zram{zid}"), ("zram", zid)):
-            if (kind, what) in m.created:
-                m.drop(kind, what)
+        return finish(parts, peaks, ctx, cfg, run_id, meta, load, started, madvise)
 
 
 def _arch() -> str:
@@ -332,6 +370,98 @@ def _append(out, rows: pd.DataFrame, header: bool) -> None:
         os.fsync(f.fileno())
 
 
+def _many(x) -> list:
+    """One value or several: "64K" is one size, not three characters."""
+    return [x] if isinstance(x, (str, int, float)) else list(x)
+
+
+def _sized(name, convert, x):
+    try:
+        return convert(x)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+def checked(folio_kb, processes, memcg_mb, devices, bytes_per_process, reps):
+    """The matrix's arguments read and checked before the machine is touched:
+    (folio KiB, processes, memcg MiB, devices, bytes per process, reps); a
+    ValueError names the field."""
+    folio_kb, processes, memcg_mb, devices = _many(folio_kb), _many(processes), _many(memcg_mb), _many(devices)
+    kbs = _positive_ints("folio_kb", [_sized("folio_kb", size_kb, k) for k in folio_kb], minimum=4)
+    processes = _positive_ints("processes", processes, maximum=4096)
+    reps = _positive_ints("reps", reps)[0]
+    nbytes = _sized("bytes_per_process", size_bytes, bytes_per_process)
+    if not nbytes >= 4096:
+        raise ValueError(f"bytes_per_process: {bytes_per_process!r} is less than one page (4096 bytes)")
+    limits = _positive_ints("memcg_mb", [_sized("memcg_mb", size_bytes, x) / 2**20 if isinstance(x, str) else x
+                                         for x in memcg_mb])
+    if not devices:
+        raise ValueError("devices: give at least one device")
+    return kbs, processes, limits, [str(d) for d in devices], nbytes, reps
+
+
+def _profile_of(m: Machine, profile) -> str:
+    if profile is None:
+        return ""
+    from .profile import load as load_profile, profile_id
+
+    profile_of = profile_id(profile)  # (ValueError "profile: ..." for a file that is not one)
+    boot = m.path("/proc/sys/kernel/random/boot_id")
+    theirs = load_profile(profile).description.get("boot_id")
+    ours = boot.read_text().strip() if boot.is_file() else ""
+    if theirs and ours and theirs != ours:
+        m.log(f"note: profile {profile} was measured in another boot ({theirs}, this is {ours}): on a VM its "
+              "costs may be another host's; the runs say which (boot_id, machine_profile)")
+    return profile_of
+
+
+def run_matrix(m: Machine, runs: list[Config], body, *, kbs: list[int], bytes_needed: float, out=None,
+               progress: bool = True, journal=None, allow_busy: bool = False, profile=None,
+               desc: str = "runs", check=None) -> pd.DataFrame:
+    """The matrix ``runs`` on the machine ``m``, each by ``body(cfg, meta, invocation)``
+    (its rows): a busy machine refused first, the machine held
+    (:func:`mmcost.measure.session.holding`: journal, restore on every way out), checked
+    (``check(m)`` too, when given), each run's rows appended to ``out`` as it ends, the
+    next run started when no swap is used."""
+    profile_of = _profile_of(m, profile)
+    header = not _check_out(out)
+    frames = []
+    if not m.dry_run:
+        from .profile import busy
+
+        why = busy(m.root)
+        if why and not allow_busy:
+            raise MeasureError(f"the machine is busy ({why}): the runs would measure its neighbours; stop what "
+                               "runs or pass allow_busy=True (--allow-busy)")
+    with holding(m, journal):
+        m.check(kbs, bytes_needed, compressors=sorted({r.compressor for r in runs}))
+        if check is not None:
+            check(m)
+        meta = {**metadata(m), "machine_profile": profile_of}
+        invocation = invocation_id()
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(runs), desc=desc, unit="run")
+        try:
+            for cfg in runs:
+                rows = body(cfg, meta, invocation)
+                if not rows.empty:
+                    frames.append(rows)
+                    if out is not None:
+                        _append(out, rows, header)
+                        header = False
+                if bar is not None:
+                    bar.update(1)
+                if not m.dry_run:
+                    _wait_swap_empty(m)
+        finally:
+            if bar is not None:
+                bar.close()
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=RUN_COLUMNS)
+
+
 def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), devices=("zram:lzo-rle",),
             bytes_per_process="768M", reps: int = 3, out: str | Path | None = None, madvise: bool = False,
             usemem: str | None = None, dry_run: bool = False, root: str | Path = "/", progress: bool = True,
@@ -350,70 +480,16 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
 
     ``journal``: the journal file (default ``/run/mmcost/swapout.journal`` under
     ``root``); every run on one machine must use the same one to be kept apart."""
-    def many(x):  # one value or several: "64K" is one size, not three characters
-        return [x] if isinstance(x, (str, int, float)) else list(x)
-
-    folio_kb, processes, memcg_mb, devices = many(folio_kb), many(processes), many(memcg_mb), many(devices)
-    def sized(name, convert, x):
-        try:
-            return convert(x)
-        except ValueError as exc:
-            raise ValueError(f"{name}: {exc}") from None
-
-    kbs = _positive_ints("folio_kb", [sized("folio_kb", size_kb, k) for k in folio_kb], minimum=4)
-    processes = _positive_ints("processes", processes, maximum=4096)
-    reps = _positive_ints("reps", reps)[0]
-    nbytes = sized("bytes_per_process", size_bytes, bytes_per_process)
-    if not nbytes >= 4096:
-        raise ValueError(f"bytes_per_process: {bytes_per_process!r} is less than one page (4096 bytes)")
-    limits = _positive_ints("memcg_mb", [sized("memcg_mb", size_bytes, x) / 2**20 if isinstance(x, str) else x
-                                         for x in memcg_mb])
+    kbs, processes, limits, devices, nbytes, reps = checked(folio_kb, processes, memcg_mb, devices,
+                                                            bytes_per_process, reps)
     m = machine or Machine(root=root, dry_run=dry_run)
-    profile_of = ""
-    if profile is not None:
-        from .profile import load as load_profile, profile_id
-
-        profile_of = profile_id(profile)  # (ValueError "profile: ..." for a file that is not one)
-        boot = m.path("/proc/sys/kernel/random/boot_id")
-        theirs = load_profile(profile).description.get("boot_id")
-        ours = boot.read_text().strip() if boot.is_file() else ""
-        if theirs and ours and theirs != ours:
-            m.log(f"note: profile {profile} was measured in another boot ({theirs}, this is {ours}): on a VM its "
-                  "costs may be another host's; the runs say which (boot_id, machine_profile)")
-    invocation = invocation_id()
     runs = matrix(kbs, processes, limits, devices, reps, seed)
-    header = not _check_out(out)
     zram_bytes = int(max(4 * 2**30, 1.25 * max(processes) * nbytes))
-    frames = []
-    if not m.dry_run:
-        from .profile import busy
 
-        why = busy(m.root)
-        if why and not allow_busy:
-            raise MeasureError(f"the machine is busy ({why}): the runs would measure its neighbours; stop what "
-                               "runs or pass allow_busy=True (--allow-busy)")
-    with holding(m, journal):
-        m.check(kbs, max(processes) * nbytes + zram_bytes / 2, compressors=sorted({r.compressor for r in runs}))
-        meta = {**metadata(m), "machine_profile": profile_of}
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
+    def body(cfg, meta, invocation):
+        return one_run(m, cfg, nbytes, madvise=madvise, usemem=usemem, zram_bytes=zram_bytes, meta=meta,
+                       invocation=invocation)
 
-            bar = tqdm(total=len(runs), desc="swap-out runs", unit="run")
-        try:
-            for cfg in runs:
-                rows = one_run(m, cfg, nbytes, madvise=madvise, usemem=usemem, zram_bytes=zram_bytes, meta=meta,
-                               invocation=invocation)
-                if not rows.empty:
-                    frames.append(rows)
-                    if out is not None:
-                        _append(out, rows, header)
-                        header = False
-                if bar is not None:
-                    bar.update(1)
-                if not m.dry_run:
-                    _wait_swap_empty(m)
-        finally:
-            if bar is not None:
-                bar.close()
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=RUN_COLUMNS)
+    return run_matrix(m, runs, body, kbs=kbs, bytes_needed=max(processes) * nbytes + zram_bytes / 2, out=out,
+                      progress=progress, journal=journal, allow_busy=allow_busy, profile=profile,
+                      desc="swap-out runs")
