@@ -91,7 +91,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "kswapd_reclaim_share_pct": ("%", "pgsteal_kswapd / (pgsteal_kswapd + pgsteal_direct), /proc/vmstat"),
     "large_fault_share_pct": ("%", "share of bytes faulted as the requested large folio size (the rest fell back to 4K)"),
     "swapin_throughput_kib_s": ("KiB/s", "read-back throughput per process: its bytes over the read-back's own time "
-                                         "(usemem's formula; mmcost measure swapin, mmcost.swap.SwapInModel)"),
+                                         "(usemem's formula; mmcost-writer --readback, mmcost.swap.SwapInModel)"),
     "major_fault_latency_us": ("us", "mean time of one major (swap-in) fault, the reclaim in its charge included"),
     "large_swapin_share_pct": ("%", "share of bytes swapped in as the large folio size (the rest fell back to 4K)"),
     "readback_tlb_shootdowns_per_swapped_page": ("1/page", "TLB shootdown IPIs per page swapped out during a "
@@ -123,7 +123,6 @@ METRICS: dict[str, tuple[str, str]] = {
     # mmcost measure swapin (mmcost.measure.swapin_runs): the read-back phase, per process
     "swapin_bytes": ("bytes", "bytes one process read back (mmcost-writer --readback)"),
     "swapin_time_us": ("us", "one process's read-back time alone (mmcost-writer --readback)"),
-    "swapin_throughput_kib_s": ("KiB/s", "one process's read-back throughput, usemem's formula (mmcost-writer --readback)"),
     "swapped_at_start_pages": ("pages", "pages /proc/self/pagemap showed swapped (bit 62) when the read-back began"),
     "swapped_at_touch_pages": ("pages", "pages pagemap showed swapped just before each 2 MiB was read back (in order)"),
     # ... and its counters, deltas over the read-back phase
