@@ -64,6 +64,59 @@ def test_ipi_costs_from_the_shootdown_rounds(monkeypatch):
     assert prof.costs == {} and "not running the mm" in prof.notes[0]
 
 
+def refill_line(i, us_per_flush, pages=1024.0, huge=0):
+    return (f"round={i} bytes=4194304 stride=1 cold_bytes=0 evict_bytes=0 huge={huge} cold_huge=0 flush_every=4096 "
+            f"flushes=244 base_ns_per_load=5.1 flush_op_us=1.56 noop_op_us=0.105 interval_extra_us={us_per_flush + 1.45} "
+            f"refill_us_per_flush={us_per_flush} refill_sem_us=0.8 hot_pages_touched={pages} cold_pages_touched=0.00 "
+            f"hot_thp_kib=0 cold_thp_kib=0 check=0\n")
+
+
+def test_the_refill_cost_is_per_page_refilled_in_ns(monkeypatch):
+    """The probe prints microseconds per flush and the pages refilled per flush: 14.336 us over 1,024 pages is
+    14 ns a page (not 14,000, not 0.014)."""
+    monkeypatch.setattr(P, "probe_path", lambda: "mmcost-probe")
+    prof = P.Profile({})
+    P.measure_refill(prof, 1, 3, runner=fake_probe([refill_line(i, u) for i, u in enumerate((14.336, 13.312, 15.36))]))
+    c = prof.costs["tlb_refill_ns"]
+    assert c.unit == "ns" and c.value == pytest.approx(14.0) and c.rounds == pytest.approx((14.0, 13.0, 15.0))
+    # a round over 2M pages, or one that touched nothing, is not this measurement
+    for bad in (refill_line(0, 14.0, huge=1), refill_line(0, 14.0, pages=0.0)):
+        with pytest.raises(P.ProbeError, match="refill round 0"):
+            P.measure_refill(P.Profile({}), 1, 3, runner=fake_probe([bad]))
+    with pytest.raises(ValueError, match="ops"):
+        P.measure_refill(P.Profile({}), 1, 3, ops=-5, runner=fake_probe([]))
+
+
+def test_a_measured_refill_is_the_tlb_models_refill_cost(tmp_path):
+    from mmcost.tlb import TlbModel
+
+    prof = P.load(a_profile(tmp_path))
+    prof.costs["tlb_refill_ns"] = P.Cost.of("tlb_refill_ns", [14.0, 15.0, 16.0], "ns", "refill")
+    path = tmp_path / "vm2.toml"
+    path.write_text(P.to_toml(prof))
+    m = TlbModel(cpu_model=str(path), virtualized=True)
+    assert m.costs.refill_ns == 15.0
+    prior = {p.name: p.prior for p in m.parameters}["refill_ns"]
+    assert "Test CPU" in prior.source and prior.width == pytest.approx(np.hypot(P.Cost.of("x", [14.0, 15.0, 16.0],
+                                                                                         "ns", "").sd, 1.5))
+    assert TlbModel(cpu_model=str(a_profile(tmp_path)), virtualized=True).costs.refill_ns is None  # not measured
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="pinned to the last CPU")
+def test_the_packaged_probe_measures_a_refill_in_ns():
+    """The real probe, one short round: it parses, in ns per page (a refill is a page walk: not us, not ps)."""
+    prof = P.Profile({})
+    P.measure_refill(prof, 1, 1, ops=40_960)
+    assert abs(prof.costs["tlb_refill_ns"].value) < 1e4
+    rows = P.run_probe("refill", 2 << 20, "--stride", 8, "--flush-every", 256, "--ops", 1024, "--rounds", 1,
+                       keys=("refill_us_per_flush", "hot_pages_touched"))
+    assert rows[0]["hot_pages_touched"] == 64 and rows[0]["stride"] == 8
+    for args, match in (((-4096,), "BYTES must be an integer"), ((1 << 20, "--flush-every", 0), "--flush-every"),
+                        ((1 << 20, "--stride", 1024), "at least one --stride")):
+        with pytest.raises(P.ProbeError, match=match):
+            P.run_probe("refill", *args, "--rounds", 1, keys=("refill_us_per_flush",))
+
+
 def test_a_failing_probe_says_what_it_printed(monkeypatch):
     monkeypatch.setattr(P, "probe_path", lambda: "mmcost-probe")
     def run(cmd, **kwargs):

@@ -246,6 +246,7 @@ def test_a_guest_pays_more_for_the_same_flushes_and_overload_is_refused():
         (dict(policy="deferred", reuse=Dist.deterministic(0.0)), ValueError, "reuse.mean_us"),
         (dict(costs=TlbCosts(irq_us=-1.0)), ValueError, "costs.irq_us"),
         (dict(costs=TlbCosts(nested_walk_factor=0.5)), ValueError, "costs.nested_walk_factor"),
+        (dict(costs=TlbCosts(refill_ns=-1.0)), ValueError, "refill_ns"),
         (dict(cpus=4, mm_cpus=5), ValueError, "mm_cpus"),
         (dict(mms=0), ValueError, "mms"),
         (dict(migrate_fraction=0.0), ValueError, "migrate_fraction"),
@@ -614,3 +615,26 @@ def test_a_lognormal_reuse_far_slower_than_the_natural_flushes_defers_no_flush()
     # no-natural-flush case and zero
     assert 0 < _deferred_flush_rate(300.0, 2.0, Dist.lognormal(5e5, 1.0), 1) < _deferred_flush_rate(
         300.0, 0.0, Dist.lognormal(5e5, 1.0), 1)
+
+
+def test_a_measured_refill_cost_replaces_the_nested_walk_for_every_walk_charged():
+    """Hand-derived: a guest, one full flush per call of 32 folios at 1,000 demotions/s over 4 CPUs; two streams
+    that fit their TLBs (30 + 10 pages refilled per full flush). With refill_ns = 15 each refill costs 15 ns, not
+    walk_ns x nested_walk_factor; the paging-structure refill is a quarter walk each, at the same price."""
+    streams = (TlbStream("itlb_load", 128, 30.0), TlbStream("dtlb_store", 1536, 10.0))
+    base = dict(cpus=4, policy="batched", demotion_rate_per_s=1000.0, virtualized=True, streams=streams)
+    nested = TlbModel(**base, costs=TlbCosts(walk_ns=30.0, nested_walk_factor=3.0)).analytic()
+    measured = TlbModel(**base, costs=TlbCosts(walk_ns=30.0, nested_walk_factor=3.0, refill_ns=15.0)).analytic()
+    assert measured.rate("full_flushes") == nested.rate("full_flushes") > 0
+    flushes = measured.rate("full_flushes") + measured.rate("user_flushes")
+    scale = 4 / measured.model.busy_cpus
+    share = measured.costs()["cpu_share"]
+    assert share["refill_misses"] == pytest.approx(flushes * 40 * 15e-3 * scale / 1e6, rel=1e-12)
+    assert nested.costs()["cpu_share"]["refill_misses"] == pytest.approx(share["refill_misses"] * 90 / 15, rel=1e-12)
+    pwc = sum(s.pwc_refill for s in streams)  # 1 PDE + 1 PDPTE + 1 PML4E each: 6
+    assert pwc == 6
+    assert share["pwc_refill"] == pytest.approx(
+        (flushes + measured.rate("page_flushes")) * pwc * 15e-3 / 4 * scale / 1e6, rel=1e-12)
+    # bare metal: a measured refill is the machine's walk too, no factor either way
+    bare = TlbModel(**{**base, "virtualized": False}, costs=TlbCosts(walk_ns=30.0, refill_ns=15.0)).analytic()
+    assert bare.costs()["cpu_share"]["refill_misses"] == pytest.approx(share["refill_misses"], rel=1e-12)

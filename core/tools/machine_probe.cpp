@@ -32,6 +32,41 @@
 //     waits on): handoff_ns, one transfer of a contended line between the
 //     two CPUs, the handoff term of a queued lock (Boyd-Wickizer et al.,
 //     "Non-scalable locks are dangerous", Linux Symposium 2012).
+//   refill BYTES [--stride S] [--cold BYTES] [--evict BYTES] [--huge] [--cold-4k] [--flush-every K] [--ops N] [--rounds R] [--cpu C]
+//     The price of refilling the TLB after a full flush. A dependent pointer
+//     chase (one node per 4 KiB page, or per --stride S pages so that each
+//     node's PTE has a line of its own (S >= 8) or a page-table page of its
+//     own (S >= 512), at a random cache line of the page, the pages
+//     in one random cycle: Sattolo) over a "hot" buffer of BYTES, 4 KiB pages
+//     (MADV_NOHUGEPAGE) or with --huge 2 MiB ones (MADV_HUGEPAGE); with
+//     --cold, every hot load is followed by a dependent load from a second
+//     random cycle over a cold buffer (THP by default, so its translations
+//     take few TLB entries; --cold-4k for 4 KiB) that evicts the caches
+//     between refills, as XSBench's table lookups do; with --evict, a THP
+//     buffer of that size is read, one word per line, before each interval
+//     (untimed), so both kinds of interval start with the chase's data and
+//     page-table lines out of the caches. Each round runs N
+//     loads on CPU C, in intervals of K loads, each after one of
+//     two operations, alternating:
+//       flush     a full flush of this mm: one mprotect of a separate
+//                 64-page touched mapping, toggling PROT_READ <->
+//                 PROT_READ|PROT_WRITE. It changes 64 PTEs:
+//                 change_protection -> tlb_finish_mmu -> flush_tlb_mm_range
+//                 (arch/x86/mm/tlb.c), 64 pages > tlb_single_page_flush_ceiling
+//                 (33) -> a full flush, in both directions on 6.18 (the
+//                 tlb:tlb_flush tracepoint: 2,001 pages=-1 events per 1,000
+//                 RO/RW pairs);
+//       noop      mprotect to the protection it has (mprotect_fixup returns
+//                 early: no PTE, no flush), the same syscall entry and exit.
+//     interval_extra_us: a flush interval's time over a noop interval's;
+//     flush_op_us / noop_op_us: each call timed alone (the flush's own cost);
+//     base_ns_per_load: a noop interval's loads;
+//     refill_us_per_flush = interval_extra_us - (flush_op_us - noop_op_us),
+//     refill_sem_us its standard error within the round. The pages each
+//     flush makes the chase refill: hot_pages_touched (min(K, hot nodes):
+//     the chase is one cycle) and cold_pages_touched (expected distinct cold
+//     pages, of the cold buffer's page size, among K cold loads), all of them
+//     refilled when they fit the STLB (the caller bounds them by its size).
 //   blockwrite DEVICE BYTES --rounds R
 //     Writes usemem's data (mmcost-writer's: word w holds w) to DEVICE with
 //     O_DIRECT, 64 KiB per write: the device's work (zram_write_page ->
@@ -46,7 +81,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -311,13 +348,189 @@ int blockwrite(const Options& o) {
   return 0;
 }
 
+// --- refill ---------------------------------------------------------------------------------
+// A private anonymous mapping of BYTES (2 MiB-aligned), THP asked for or refused, every page written.
+char* chase_buffer(long bytes, bool huge) {
+  const std::size_t span = bytes + (2 << 20);
+  auto* raw = static_cast<char*>(mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (raw == MAP_FAILED) die("mmap");
+  auto* p = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + (2 << 20) - 1) & ~uintptr_t((2 << 20) - 1));
+  if (madvise(p, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) die("madvise huge page hint");
+  for (long off = 0; off < bytes; off += kPage) p[off] = 1;
+  return p;
+}
+
+// kB of anonymous THP this process maps (/proc/self/smaps_rollup AnonHugePages)
+long anon_huge_kib() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string key;
+  long kib = 0;
+  while (in >> key) {
+    if (key == "AnonHugePages:") {
+      in >> kib;
+      return kib;
+    }
+  }
+  return -1;
+}
+
+// One node per STRIDE-th 4 KiB page at a random line, linked into one random cycle (Sattolo); returns the first node.
+void** chase_cycle(char* base, long bytes, unsigned long long& rng, long stride = 1) {
+  const long pages = bytes / static_cast<long>(kPage) / stride;
+  auto next = [&rng] {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+  };
+  std::vector<long> order(pages);
+  for (long i = 0; i < pages; ++i) order[i] = i;
+  for (long i = pages - 1; i > 0; --i) std::swap(order[i], order[next() % i]);  // Sattolo: one cycle
+  auto node = [&](long page) {
+    return reinterpret_cast<void**>(base + page * stride * kPage + (next() % (kPage / 64)) * 64);
+  };
+  std::vector<void**> at(pages);
+  for (long i = 0; i < pages; ++i) at[i] = node(i);
+  for (long i = 0; i < pages; ++i) *at[order[i]] = at[order[(i + 1) % pages]];
+  return at[order[0]];
+}
+
+int refill(const Options& o) {
+  long hot_bytes = -1, cold_bytes = 0, evict_bytes = 0, every = 4096, cpu = 0, stride = 1;
+  bool huge = false, cold_huge = true;
+  const int ncpus = static_cast<int>(sysconf(_SC_NPROCESSORS_CONF));
+  for (std::size_t i = 0; i < o.args.size(); ++i) {
+    const std::string& a = o.args[i];
+    const bool more = i + 1 < o.args.size();
+    if (a == "--cold" && more) {
+      cold_bytes = parse_long(o.args[++i].c_str(), "--cold", 0, 1L << 36);
+    } else if (a == "--stride" && more) {
+      stride = parse_long(o.args[++i].c_str(), "--stride", 1, 1L << 20);
+    } else if (a == "--evict" && more) {
+      evict_bytes = parse_long(o.args[++i].c_str(), "--evict", 0, 1L << 36);
+    } else if (a == "--flush-every" && more) {
+      every = parse_long(o.args[++i].c_str(), "--flush-every", 16, 1L << 30);
+    } else if (a == "--cpu" && more) {
+      cpu = parse_long(o.args[++i].c_str(), "--cpu", 0, ncpus - 1);
+    } else if (a == "--huge") {
+      huge = true;
+    } else if (a == "--cold-4k") {
+      cold_huge = false;
+    } else if (hot_bytes < 0) {
+      hot_bytes = parse_long(a.c_str(), "BYTES", 64 * 1024, 1L << 36);
+    } else {
+      die("refill: unexpected argument '" + a + "'");
+    }
+  }
+  if (hot_bytes < 0) die("refill needs BYTES");
+  const long align = huge ? (2L << 20) : long(kPage);
+  hot_bytes = std::max(align, hot_bytes & ~(align - 1));
+  if (hot_bytes / static_cast<long>(kPage) < stride) die("refill: BYTES must hold at least one --stride of pages");
+  if (cold_bytes) cold_bytes = std::max(2L << 20, cold_bytes & ~((2L << 20) - 1));
+  pin(static_cast<int>(cpu));
+  unsigned long long rng = 0x9e3779b97f4a7c15ULL;
+  const long thp0 = anon_huge_kib();
+  char* hot = chase_buffer(hot_bytes, huge);
+  const long thp1 = anon_huge_kib();
+  char* cold = cold_bytes ? chase_buffer(cold_bytes, cold_huge) : nullptr;
+  const long thp2 = anon_huge_kib();
+  if (evict_bytes) evict_bytes = std::max(2L << 20, evict_bytes & ~((2L << 20) - 1));
+  char* evict = evict_bytes ? chase_buffer(evict_bytes, true) : nullptr;
+  volatile long sink = 0;
+  auto sweep = [&] {  // reads one word per cache line: evicts the page-table and data lines of the chase
+    long acc = 0;
+    for (long off = 0; off < evict_bytes; off += 64) acc += evict[off];
+    sink = sink + acc;
+  };
+  void** hot0 = chase_cycle(hot, hot_bytes, rng, stride);
+  void** cold0 = cold ? chase_cycle(cold, cold_bytes, rng) : nullptr;
+  constexpr long kFlushPages = 64;  // > tlb_single_page_flush_ceiling (33): a full flush
+  auto* region = static_cast<char*>(
+      mmap(nullptr, kFlushPages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (region == MAP_FAILED) die("mmap");
+  if (madvise(region, kFlushPages * kPage, MADV_NOHUGEPAGE) != 0) die("madvise");
+  for (long i = 0; i < kFlushPages; ++i) region[i * kPage] = 1;
+  int prot = PROT_READ | PROT_WRITE;
+  auto flush_op = [&] {  // toggles the protection: one full flush per call (both directions flush here)
+    prot ^= PROT_WRITE;
+    if (mprotect(region, kFlushPages * kPage, prot) != 0) die("mprotect");
+  };
+  auto noop_op = [&] {  // the protection it has: mprotect_fixup returns early, no PTE touched, no flush
+    if (mprotect(region, kFlushPages * kPage, prot) != 0) die("mprotect");
+  };
+  volatile uintptr_t zero_src = 0;
+  const uintptr_t zero = zero_src;  // unknown to the compiler: ties the two chases into one dependent chain
+  void** p = hot0;
+  void** q = cold0 ? cold0 : hot0;
+  const bool with_cold = cold0 != nullptr;
+  auto loads = [&](long run) {
+    if (with_cold) {
+      for (long i = 0; i < run; ++i) {
+        p = static_cast<void**>(*p);
+        q = static_cast<void**>(
+            *reinterpret_cast<void**>(reinterpret_cast<uintptr_t>(q) | (reinterpret_cast<uintptr_t>(p) & zero)));
+        p = reinterpret_cast<void**>(reinterpret_cast<uintptr_t>(p) | (reinterpret_cast<uintptr_t>(q) & zero));
+      }
+    } else {
+      for (long i = 0; i < run; ++i) p = static_cast<void**>(*p);
+    }
+  };
+  auto ops_alone = [&](long n, int op) {
+    const double t0 = now_s();
+    for (long i = 0; i < n; ++i) op == 1 ? flush_op() : noop_op();
+    return now_s() - t0;
+  };
+  const long nops = std::max(1L, o.ops / every / 2);  // intervals of each kind per round
+  for (long i = 0; i < 2 * nops; ++i) loads(every);   // warm the caches and the TLB
+  const long hot_nodes = hot_bytes / static_cast<long>(kPage) / stride;
+  const double hot_touched = huge ? std::ceil(static_cast<double>(std::min(every, hot_nodes)) * stride / 512.0)
+                                  : static_cast<double>(std::min(every, hot_nodes));
+  double cold_touched = 0;
+  if (with_cold) {  // distinct pages among `every` uniform draws: P (1 - (1 - 1/P)^K)
+    const double units = static_cast<double>(cold_bytes) / (cold_huge ? double(2 << 20) : double(kPage));
+    cold_touched = units * (1.0 - std::pow(1.0 - 1.0 / units, static_cast<double>(every)));
+  }
+  for (long r = 0; r < o.rounds; ++r) {
+    // flush and noop intervals alternate (each: the op, then K loads), so drift and the other tenants'
+    // load fall on both alike; the interval that follows a flush refills what the one before warmed
+    double sum[2] = {0, 0}, sq[2] = {0, 0};
+    for (long i = 0; i < 2 * nops; ++i) {
+      const int kind = static_cast<int>(i & 1);  // 0: noop, 1: flush
+      if (evict) sweep();  // untimed
+      const double t0 = now_s();
+      kind ? flush_op() : noop_op();
+      loads(every);
+      const double dt = now_s() - t0;
+      sum[kind] += dt;
+      sq[kind] += dt * dt;
+    }
+    const double flush_alone = ops_alone(nops, 1) / nops, noop_alone = ops_alone(nops, 2) / nops;
+    const double mean_f = sum[1] / nops, mean_n = sum[0] / nops;
+    auto var = [&](int k, double m) { return nops > 1 ? std::max(0.0, (sq[k] - nops * m * m) / (nops - 1)) : 0.0; };
+    const double sem = std::sqrt((var(1, mean_f) + var(0, mean_n)) / nops);
+    const double extra = mean_f - mean_n;
+    std::printf("round=%ld bytes=%ld stride=%ld cold_bytes=%ld evict_bytes=%ld huge=%d cold_huge=%d flush_every=%ld flushes=%ld "
+                "base_ns_per_load=%.4f flush_op_us=%.4f noop_op_us=%.4f interval_extra_us=%.4f "
+                "refill_us_per_flush=%.4f refill_sem_us=%.4f hot_pages_touched=%.2f cold_pages_touched=%.2f "
+                "hot_thp_kib=%ld cold_thp_kib=%ld check=%d\n",
+                r, hot_bytes, stride, cold_bytes, evict_bytes, huge ? 1 : 0, with_cold && cold_huge ? 1 : 0, every, nops,
+                (mean_n - noop_alone) * 1e9 / every, flush_alone * 1e6, noop_alone * 1e6, extra * 1e6,
+                (extra - (flush_alone - noop_alone)) * 1e6, sem * 1e6, hot_touched, cold_touched, thp1 - thp0,
+                thp2 - thp1, static_cast<int>((reinterpret_cast<uintptr_t>(p) ^ reinterpret_cast<uintptr_t>(q)) & 1));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: mmcost-probe shootdown CPU TARGET... [--ops N] [--rounds R]\n"
                "       mmcost-probe fault BYTES [--rounds R]\n"
                "       mmcost-probe bandwidth BYTES [--rounds R]\n"
                "       mmcost-probe handoff CPU_A CPU_B [--ops N] [--rounds R]\n"
-               "       mmcost-probe blockwrite DEVICE BYTES [--rounds R]\n");
+               "       mmcost-probe blockwrite DEVICE BYTES [--rounds R]\n"
+               "       mmcost-probe refill BYTES [--stride S] [--cold BYTES] [--evict BYTES] [--huge] [--cold-4k] [--flush-every K] [--ops N]"
+               " [--rounds R] [--cpu C]\n");
   return 2;
 }
 
@@ -332,5 +545,6 @@ int main(int argc, char** argv) {
   if (cmd == "bandwidth") return bandwidth(o);
   if (cmd == "handoff") return handoff(o);
   if (cmd == "blockwrite") return blockwrite(o);
+  if (cmd == "refill") return refill(o);
   return usage();
 }

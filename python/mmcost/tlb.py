@@ -214,6 +214,15 @@ class TlbStream:
         return lanes.minimum(cpu_models.PDE_CACHE_ENTRIES, ceil(span / 512)) + pdpte + 1.0
 
 
+def walk_ns(costs: TlbCosts, virtualized: bool) -> float:
+    """One refill walk (ns) as the costs charge it: a measured ``refill_ns``
+    (a machine profile's ``tlb_refill_ns``, the guest's 2-D walk inside it),
+    else ``walk_ns``, times ``nested_walk_factor`` in a guest."""
+    if costs.refill_ns is not None:
+        return costs.refill_ns
+    return costs.walk_ns * (costs.nested_walk_factor if virtualized else 1.0)
+
+
 @dataclass(frozen=True)
 class TlbCosts:
     """CPU time per primitive, and what a KVM guest adds.
@@ -233,7 +242,12 @@ class TlbCosts:
     - ``walk_ns``: one page walk that hits the paging-structure caches and L2
       (Bhargava et al., ASPLOS 2008: 4 references native);
       ``nested_walk_factor``: a guest's two-dimensional walk (up to 24
-      references) over a native one.
+      references) over a native one. ``refill_ns``: one refill miss after a
+      full flush as measured on a machine (``mmcost-probe refill``: a
+      pointer chase over a hot set that fits the STLB, with and without a
+      full flush of the mm between rounds of it; a guest's 2-D walk is
+      inside, so the nested factor is not applied again); it replaces
+      ``walk_ns`` x factor for every walk the costs charge.
     - ``vm_exit_us``: one VM exit and re-entry. A guest's flush IPI exits on
       the sender (one ICR write per target, or one ``KVM_HC_SEND_IPI``
       hypercall per mask with PV IPIs, v4.19); on the target only without
@@ -248,6 +262,10 @@ class TlbCosts:
     full_flush_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="a local full flush")
     invlpg_us: float | None = knob(None, kind="float", unit="us", upper=100.0, doc="one INVLPG")
     walk_ns: float | None = knob(None, kind="float", unit="ns", upper=1e5, doc="one native page walk")
+    refill_ns: float | None = knob(None, kind="float", unit="ns", upper=1e5,
+                                   doc="one refill miss after a full flush as the machine pays it, a guest's 2-D walk "
+                                       "included (mmcost-probe refill: a machine profile's tlb_refill_ns); None: "
+                                       "walk_ns, times nested_walk_factor in a guest")
     nested_walk_factor: float = knob(3.0, unit="1", lower=1.0, upper=20.0,
                                      prior=Prior(3.0, 1.0, "Bhargava et al., ASPLOS 2008: 24 vs 4 references, cut by "
                                                            "page-walk caches"))
@@ -264,6 +282,8 @@ class TlbCosts:
         for f in ("irq_us", "ipi_send_us", "full_flush_us", "invlpg_us", "walk_ns", "tlbi_us", "dsb_us",
                   "invlpgb_us", "tlbsync_us", "vm_exit_us"):
             v.scalar(f"costs.{f}", getattr(self, f))
+        if self.refill_ns is not None:
+            v.scalar("costs.refill_ns", self.refill_ns)
         if lanes.any_of(v.scalar("costs.nested_walk_factor", self.nested_walk_factor) < 1):
             raise ValueError(f"costs.nested_walk_factor must be >= 1 (a guest is never cheaper), "
                              f"got {self.nested_walk_factor}")
@@ -1221,7 +1241,7 @@ class TlbResult:
         exit_recv = c.vm_exit_us if virt and not c.posted_interrupts else 0.0
         pti = 2.0 if m.pti_on else 1.0
         out = dict(exit_recv=exit_recv, full_us=c.full_flush_us * pti,
-                   walk_us=c.walk_ns * 1e-3 * (c.nested_walk_factor if virt else 1.0),
+                   walk_us=walk_ns(c, virt) * 1e-3,
                    # kvm_flush_tlb_multi's PV IPIs are x86's (the switch is x86-only); arm64 broadcasts TLBIs
                    pv_ipi=bool(m.switch("pv_ipi")) if virt and m.arch is Arch.X86 else False)
         object.__setattr__(self, "_primitives_cache", out)

@@ -24,6 +24,11 @@ fault_us_per_folio    first-touch fault of one folio, per mTHP size, less its   
                       zeroing at the measured zero bandwidth
 zero_gb_s, copy_gb_s  memset / memcpy of 256 MiB, one thread                       ``core_write_gb_s``
 handoff_ns            one transfer of a contended cache line between two CPUs      lock ``handoff``
+tlb_refill_ns         one refill miss after a full flush of the mm: a pointer      ``refill_ns`` (TLB
+                      chase over 1,024 4 KiB pages (within any STLB), each         model; a guest's 2-D
+                      interval of 4,096 loads after a full flush (mprotect of      walk inside it)
+                      64 pages) or a no-op mprotect, alternating (``refill``):
+                      the extra time per flush, less the flush's own, per page
 compress_us_per_page  zram_write_page's CPU per 4 KiB page of usemem's data, per   ``compress_us_per_page``
 compression_ratio     compressor, through a private zram device (O_DIRECT)         ``compression_ratio``
 ====================  ===========================================================  =====================
@@ -262,6 +267,35 @@ def measure_handoff(profile: Profile, cpus: list[int], rounds: int, ops: int = 2
                                           f"{cpus[1]}, {ops} round trips per round")
 
 
+#: the refill measurement's hot set: 1,024 4 KiB pages, inside every STLB of the presets (1,024-2,048 entries) and
+#: the L1 caches' page-table lines (2 pages of PTEs), so each full flush makes the chase refill exactly these pages
+REFILL_BYTES = 4 << 20
+REFILL_EVERY = 4096
+
+
+def measure_refill(profile: Profile, cpu: int, rounds: int, ops: int = 2_000_000, runner=subprocess.run) -> None:
+    """``tlb_refill_ns``: the price of one TLB refill miss after a full flush
+    (``mmcost-probe refill``, see its header). Every round's refill time per
+    flush is divided by the distinct pages the chase touched between flushes
+    (``hot_pages_touched``: all of them refill, the set fits the STLB)."""
+    if isinstance(ops, bool) or not isinstance(ops, int) or ops < 2 * REFILL_EVERY:
+        raise ValueError(f"ops must be an integer >= {2 * REFILL_EVERY} (one flush interval of each kind), got {ops!r}")
+    rows = run_probe("refill", REFILL_BYTES, "--flush-every", REFILL_EVERY, "--ops", ops, "--rounds", rounds,
+                     "--cpu", cpu, keys=("refill_us_per_flush", "hot_pages_touched", "cold_pages_touched", "huge"),
+                     runner=runner)
+    per = []
+    for i, r in enumerate(rows):
+        pages = r["hot_pages_touched"] + r["cold_pages_touched"]
+        if r["huge"] or not pages > 0:
+            raise ProbeError(f"mmcost-probe refill round {i}: {pages:g} 4 KiB pages touched (huge={r['huge']:g}); "
+                             "expected the 4 KiB hot set")
+        per.append(r["refill_us_per_flush"] * 1e3 / pages)  # us per flush -> ns per page
+    profile.costs["tlb_refill_ns"] = Cost.of(
+        "tlb_refill_ns", per, "ns", f"refill {REFILL_BYTES >> 20} MiB of 4 KiB pages, a full flush (mprotect of 64 "
+        f"pages) every {REFILL_EVERY} loads against a no-op mprotect; extra time per flush less the flush's own, "
+        "per page refilled")
+
+
 def measure_faults(profile: Profile, m, rounds: int, nbytes: int = 256 << 20, runner=subprocess.run) -> None:
     """First-touch faults per mTHP size: each size alone ``always`` (``m.set_mthp``,
     recorded and restored by the caller's session), the probe touching every
@@ -481,6 +515,8 @@ def as_cpu_model(profile: Profile, path: str | Path):
         if d.get("virtualized"):  # the guest's exit per IPI is inside the sender's measured time
             measured["vm_exit_us"] = Prior(0.0, 0.1, f"{where}: inside ipi_send_us (the sender's measured time per "
                                                      "IPI includes the exit that sends it)")
+    if "tlb_refill_ns" in c:  # measured where the models run: a guest's 2-D walk is inside it
+        put("refill_ns", c["tlb_refill_ns"].value, c["tlb_refill_ns"].sd, c["tlb_refill_ns"].method)
     if "zero_gb_s" in c:
         put("core_write_gb_s", c["zero_gb_s"].value, c["zero_gb_s"].sd, c["zero_gb_s"].method)
     line = fault_line(profile.per_size)
@@ -573,12 +609,12 @@ def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000
             raise MeasureError(f"the machine is busy ({why}): its costs would be its neighbours'; stop what runs "
                                "or pass allow_busy=True (--allow-busy), and the profile says so")
     root_only = (faults or compression) and not dry_run and os.geteuid() != 0
-    steps = ["bandwidth", "handoff", "flush IPIs"] + (["faults"] if faults else []) + \
+    steps = ["bandwidth", "handoff", "flush IPIs", "TLB refill"] + (["faults"] if faults else []) + \
             (["compression"] if compression else [])
     prof = Profile(desc)
     if root_only:
         prof.notes.append("not root: faults per mTHP size and compression were not measured")
-        steps = steps[:3]
+        steps = steps[:4]
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -599,7 +635,8 @@ def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000
         step("bandwidth", lambda: measure_bandwidth(prof, rounds))
         step("handoff", lambda: measure_handoff(prof, cpus, rounds))
         step("flush IPIs", lambda: measure_ipi(prof, cpus, rounds, ops))
-        if len(steps) > 3:
+        step("TLB refill", lambda: measure_refill(prof, cpus[-1], rounds))
+        if len(steps) > 4:
             with holding(m, journal):
                 if "faults" in steps:
                     step("faults", lambda: measure_faults(prof, m, rounds))
