@@ -464,3 +464,32 @@ def test_a_lock_never_free_is_busy_the_whole_run(warmup_ops):
     assert sim.locks.loc["L", "contended_pct"] > 99.0
     # and the lock's throughput is one hold (handoff included) per 1.1 us on average
     assert sim.system["throughput_per_s"] == pytest.approx(1e6 / 1.1, rel=0.1)
+
+
+def test_result_tables_are_the_frames_a_dict_of_columns_gives_and_share_nothing_mutable():
+    """The tables built from blocks (a float block and the text columns) are
+    the frames pd.DataFrame(dict of columns) gives, dtypes and indexes
+    included; two results' frames share no object a user may change (a
+    row or column index's name, a cell)."""
+    system = LockSystem(4, (Lock("a"), Lock("b", partitions=2)),
+                        (Work(Dist.exponential(2.0)), Critical("a", "take_a", Dist.exponential(0.4)),
+                         Critical("b", "take_b", Dist.deterministic(0.2))))
+    one, two = (system.simulate(ops=5_000, replications=2, seed=s, progress=False) for s in (1, 2))
+    for result in (one, system.analytic()):
+        for values, index, table in ((result.lock_values, "lock", result.locks),
+                                     (result.site_values, "site", result.sites)):
+            cols = list(dict.fromkeys(c for row in values.values() for c in row))
+            data = {c: [row.get(c, np.nan) for row in values.values()] for c in cols}
+            reference = pd.DataFrame({c: v if any(isinstance(x, str) for x in v) else np.array(v, dtype=float)
+                                      for c, v in data.items()}, index=pd.Index(list(values), name=index))
+            pd.testing.assert_frame_equal(table[cols], reference, check_dtype=True)
+            assert table.shape == reference.shape
+            assert table is getattr(result, "locks" if index == "lock" else "sites")  # read once, kept
+    assert one.sites["lock"].tolist() == ["a", "b"]
+    one.sites.index.name = "renamed"
+    one.sites.columns.name = "renamed"
+    one.sites.loc["take_a", "wait_avg_us"] = -1.0
+    assert two.sites.index.name == "site" and two.sites.columns.name is None
+    assert two.sites.loc["take_a", "wait_avg_us"] >= 0
+    assert two.site_values["take_a"]["wait_avg_us"] == two.sites.loc["take_a", "wait_avg_us"]
+    assert one.site_values["take_a"]["wait_avg_us"] >= 0  # the numbers behind the frame are not the frame
