@@ -154,6 +154,37 @@ _LOCK_COLUMNS = ["acquisitions_per_s", "contended_per_s", "contended_pct", "wait
                  "wait_total_us_per_s", "wait_max_us", "utilization"]
 _SITE_COLUMNS = ["lock", "acquisitions_per_s", "contended_per_s", "wait_avg_us", "wait_per_acquisition_us",
                  "wait_total_us_per_s", "wait_max_us", "wait_sd_us", "spin_share_pct"]
+
+@functools.lru_cache(maxsize=64)
+def _t99(replications: int) -> float:
+    """Student t quantile for a 99% two-sided interval over `replications`
+    (scipy.stats.t.ppf, without importing scipy.stats; scipy.special costs
+    80 ms to import, so here and once)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(replications - 1, 0.995))
+
+
+# A result's tables are built from blocks, as pandas stores them: one 2-D
+# float block and one array per text column, with pandas' own constructor
+# for blocks (pandas >= 3.0; before it, the column-by-column frame). The
+# frame is the one pd.DataFrame(dict of columns) gives, in half its time:
+# at 100,000 acquisitions a .sites read cost 5-14% of the simulation.
+try:
+    from pandas.api.internals import create_dataframe_from_blocks as _frame_from_blocks
+except ImportError:  # pandas < 3.0
+    _frame_from_blocks = None
+_TEXT_DTYPE = pd.Series(["text"]).dtype  # what pandas infers for a list of str: 'str' (pandas 3) or object
+_INDEXES: dict = {}  # (labels, name) -> their pd.Index (immutable: shared by the frames with those rows or columns)
+
+
+def _index(labels: tuple, name=None) -> pd.Index:
+    key = (labels, name)
+    if key not in _INDEXES:
+        if len(_INDEXES) >= 4096:  # a bound, for a process that builds systems without end
+            _INDEXES.clear()
+        _INDEXES[key] = pd.Index(list(labels), name=name)
+    return _INDEXES[key].copy()  # a new object (its name is settable), the same immutable labels
 #: |scv - 1| above which a station's hold is not exponential (rounding leaves ~1e-16)
 _NOT_EXPONENTIAL = 1e-9
 #: a computed scv in (-_SCV_ROUNDING, 0) is rounding of a true 0 (a deterministic hold): clamped to 0
@@ -228,11 +259,18 @@ class LockResult:
         dicts costs 3x as much, more than a short simulation's own time)."""
         extra = [c for row in values.values() for c in row if c not in columns]
         rows = list(values.values())
-        data = {}
-        for c in columns + list(dict.fromkeys(extra)):
-            cells = [row.get(c, np.nan) for row in rows]
-            data[c] = cells if any(isinstance(v, str) for v in cells) else np.array(cells, dtype=float)
-        return pd.DataFrame(data, index=pd.Index(list(values), name=index), copy=False)
+        names = columns + list(dict.fromkeys(extra))
+        cells = {c: [row.get(c, np.nan) for row in rows] for c in names}
+        text = [c for c in names if any(isinstance(v, str) for v in cells[c])]
+        rows_index = _index(tuple(values), index)
+        if _frame_from_blocks is None or not rows or not isinstance(_TEXT_DTYPE, pd.api.extensions.ExtensionDtype):
+            data = {c: cells[c] if c in text else np.array(cells[c], dtype=float) for c in names}
+            return pd.DataFrame(data, index=rows_index, copy=False)
+        numbers = [j for j, c in enumerate(names) if c not in text]
+        blocks = [(np.array([cells[names[j]] for j in numbers], dtype=float).reshape(len(numbers), len(rows)),
+                   np.array(numbers, dtype=np.intp))]
+        blocks += [(pd.array(cells[c], dtype=_TEXT_DTYPE), np.array([names.index(c)], dtype=np.intp)) for c in text]
+        return _frame_from_blocks(blocks, index=rows_index, columns=_index(tuple(names)))
 
     def __repr__(self) -> str:
         note = f"note: {self.note}\n" if self.note else ""
@@ -879,28 +917,24 @@ class LockSystem(Mechanism):
     def _from_replications(self, d) -> LockResult:
         t = d["time"]
         reps = t.size
-        from scipy.special import stdtrit  # here: scipy.special costs 80 ms to import
-
-        tq = stdtrit(reps - 1, 0.995)  # Student t quantile (scipy.stats.t.ppf), without importing scipy.stats
-
-        def mean_ci(samples):
-            """Means and 99% half-widths over replications (axis 0), every
-            column at once: one reduction, not one per lock and metric."""
-            return samples.mean(axis=0), tq * samples.std(axis=0, ddof=1) / math.sqrt(reps)
-
-        x, x_ci = (float(v) for v in mean_ci(d["ops"] / t))
         per_t = t[:, None]
-        # per lock (blocks of columns): acquisitions and contended per us, mean wait per acquisition,
-        # utilisation, mean wait per contended acquisition (perf's avg wait: 0 where none was contended)
+        # Every column at once (one mean and one standard deviation over the replications, axis 0):
+        # the throughput; per lock (blocks of columns) acquisitions and contended per us, mean wait
+        # per acquisition, utilisation, mean wait per contended acquisition (perf's avg wait: 0 where
+        # none was contended); per stage acquisitions per us, contended per us, mean wait, share of
+        # CPU time spinning, mean wait per contended acquisition.
         acq, lwait, lcon = d["lock_acquisitions"], d["lock_wait_total"], d["lock_contended"]
-        lock_m, lock_h = mean_ci(np.hstack([acq / per_t, lcon / per_t, lwait / np.maximum(acq, 1),
-                                            d["lock_busy"] / per_t, np.where(lcon > 0, lwait / np.maximum(lcon, 1), 0.0)]))
-        # per stage: acquisitions per us, contended per us, mean wait, share of CPU time spinning, mean
-        # wait per contended acquisition
         sacq, swait, scon = d["stage_acquisitions"], d["stage_wait_total"], d["stage_contended"]
-        site_m, site_h = mean_ci(np.hstack([sacq / per_t, scon / per_t, swait / np.maximum(sacq, 1),
-                                            100 * swait / (per_t * self.cpus),
-                                            np.where(scon > 0, swait / np.maximum(scon, 1), 0.0)]))
+        samples = np.hstack([d["ops"][:, None] / per_t,
+                             acq / per_t, lcon / per_t, lwait / np.maximum(acq, 1), d["lock_busy"] / per_t,
+                             np.where(lcon > 0, lwait / np.maximum(lcon, 1), 0.0),
+                             sacq / per_t, scon / per_t, swait / np.maximum(sacq, 1), 100 * swait / (per_t * self.cpus),
+                             np.where(scon > 0, swait / np.maximum(scon, 1), 0.0)])
+        means, halves = samples.mean(axis=0), _t99(reps) * samples.std(axis=0, ddof=1) / math.sqrt(reps)
+        nl = 5 * acq.shape[1]
+        x, x_ci = float(means[0]), float(halves[0])
+        lock_m, lock_h = means[1:1 + nl], halves[1:1 + nl]
+        site_m, site_h = means[1 + nl:], halves[1 + nl:]
         per_s = np.array([[US_PER_S], [US_PER_S], [1.0], [1.0], [1.0]])  # the first two blocks per us -> per s
         lock_m, lock_h = lock_m.reshape(5, -1), lock_h.reshape(5, -1) * per_s
         site_m, site_h = site_m.reshape(5, -1), site_h.reshape(5, -1) * per_s

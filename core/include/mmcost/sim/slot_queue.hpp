@@ -52,6 +52,11 @@ class SlotQueue {
     return seq;
   }
 
+  // When the event pending in `slot` is due (infinity if none). A slot
+  // consumed by the last pop() still reads its popped event's time until
+  // it is rescheduled or the next pop().
+  double due(std::int32_t slot) const { return node_[leaves_ + static_cast<std::size_t>(slot)].time; }
+
   // `slot` has no pending event.
   void cancel(std::int32_t slot) {
     if (slot == consumed_) consumed_ = -1;

@@ -26,6 +26,14 @@ class RunningStats {
     if (x < min_) min_ = x;
     if (x > max_) max_ = x;
   }
+  // n observations equal to x at once (the merge of their accumulator).
+  void add_repeated(double x, long long n) {
+    if (n <= 0) return;
+    RunningStats o;
+    o.n_ = n;
+    o.shift_ = o.min_ = o.max_ = x;
+    merge(o);
+  }
   void merge(const RunningStats& o) {
     if (o.n_ == 0) return;
     if (n_ == 0) {
