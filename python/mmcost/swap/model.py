@@ -226,13 +226,14 @@ class SwapModel(Mechanism):
                                "folio_end_writeback, mem_cgroup_swapout: a handful of atomics and a bio, ~0.5-1 us"),
         doc="per folio reclaimed, outside any lock, whatever its size (the per-page work is reclaim_us_per_page)")
     reclaim_us_per_page: float = knob(
-        0.1, unit="us", upper=100.0,
-        prior=Prior(0.1, 0.06, "shrink_folio_list's work per 4K page of the folio besides the PTE write (pte_us) "
-                               "and the swap cache entry (swapcache_us_per_page), v6.x: try_to_unmap_one's "
+        0.08, unit="us", upper=100.0,
+        prior=Prior(0.08, 0.05, "shrink_folio_list's work per 4K page of the folio besides the PTE write (pte_us), "
+                                "the swap cache entry (swapcache_us_per_page) and the reference checks' young-bit "
+                                "tests (reference_us_per_page), v6.x: try_to_unmap_one's "
                                "page_vma_mapped_walk step per PTE (no batching for a swap-backed folio; 354dffd29575, "
                                "v6.15, batches lazyfree only), swap_duplicate of the entry, the MM_ANONPAGES / "
-                               "MM_SWAPENTS counters, folio_remove_rmap_pte; folio_referenced_one's young-bit test "
-                               "per PTE; swap_cgroup_record per entry; free_pages_prepare's tail-page check. "
+                               "MM_SWAPENTS counters, folio_remove_rmap_pte; "
+                               "swap_cgroup_record per entry; free_pages_prepare's tail-page check. "
                                "0.078 us a page measured on 6.18 for lazyfree reclaim's batched per-page work, PTE "
                                "clear included (kvm_6_18_lazyfree_unmap's page_us); swap-out's loop adds an "
                                "iteration and the entry's work per PTE"),
