@@ -44,7 +44,7 @@ PROFILE = "profile_b.toml"
 class Kvm618Machine(Study):
     id = "kvm_6_18_machine"
     miss = ('the 1-process runs are faster than predicted: past the measured compression they spend ~2 us per '
-            'swapped 4K page on reclaim, where the priors add up to 5.3 us (issue 35: several price lines other '
+            'swapped 4K page on reclaim, where the priors add up to 5.1 us (issue 35: several price lines other '
             'CPUs moved, which one writer does not pay)')
     mechanism = SwapModel
     free = ()

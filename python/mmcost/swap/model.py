@@ -239,10 +239,13 @@ class SwapModel(Mechanism):
                                "iteration and the entry's work per PTE"),
         doc="per 4K page of a folio reclaimed, outside any lock, besides its PTE (pte_us), swap cache entry "
             "(swapcache_us_per_page) and device work")
-    lru_hold_us_per_folio: float = knob(0.1, unit="us", upper=100.0,
-                              prior=Prior(0.1, 0.05, "isolate_lru_folios / move_folios_to_lru: list and counter "
-                                                     "updates, ~0.1 us per folio under the lruvec lock"),
-                              doc="per folio under the memcg's lruvec lock")
+    lru_hold_us_per_folio: float = knob(0.05, unit="us", upper=100.0,
+                              prior=Prior(0.05, 0.03, "one list operation on a folio under the lruvec lock "
+                                                      "(isolate_lru_folios' move to the isolation list, "
+                                                      "move_folios_to_lru's putback, lru_add_fn's add): its flags, "
+                                                      "list links and counters, ~0.05 us; the previous prior, 0.1, "
+                                                      "covered an isolation and its putback together"),
+                              doc="per folio per list operation under the memcg's lruvec lock")
     # --- the LRU scan (mmcost.swap.paths.lru_scan) ---------------------------------------------------------
     referenced_share: float = knob(1.0, unit="1", upper=1.0,
                                    doc="share of folios with a young PTE when reclaim first reaches them (usemem "
