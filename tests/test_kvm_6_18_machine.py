@@ -39,7 +39,7 @@ def test_the_measured_ipi_price_is_what_predicts_two_processes():
 
 
 @pytest.mark.xfail(strict=True, reason="known miss: nothing fitted, the 1-process runs are ~17% faster than the "
-                   "model (median; 4K: 18-24%). Per swapped 4K page the runs take 7.1 us (lzo-rle; 7.6 lz4), "
+                   "model (median; 4K: 17-23%). Per swapped 4K page the runs take 7.1 us (lzo-rle; 7.6 lz4), "
                    "5.1 (5.7) of it the profile's compression, leaving ~1.95 us for the rest of reclaim, where the "
                    "model's priors sum to 5.1 (per-folio reclaim 1.5, slot allocation 1.0, the flush 0.8, two "
                    "reference checks 0.7, swap cache 0.5, memcg 0.2, LRU holds 0.15...: several are priors for lines "
