@@ -8,7 +8,9 @@ folios) and each run's measured large-folio share (its mTHP counters).
 Free: the per-folio reclaim cost, one core's write bandwidth and the
 compressor's time per page (the generic preset's lzbench figure is 2.4x what
 this VM's profile measured for usemem's data; fixed, it pinned the reclaim
-cost at its floor: issue 35), fitted to the one-process runs only. The per-page reclaim cost stays at its prior:
+cost at its floor: issue 35), fitted to the one-process runs only (the per-folio
+reclaim cost still fits at its floor here, one-sided limit 1.4 us: these runs
+came from a faster VM of the kind). The per-page reclaim cost stays at its prior:
 per page like the zeroing at the write bandwidth, these rows cannot tell the
 two apart. Held out: every two-process run (two mms sharing
 one memcg's LRU, reclaiming each other's pages on 2 vCPUs) and the TLB

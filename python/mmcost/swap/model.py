@@ -216,14 +216,16 @@ class SwapModel(Mechanism):
                                 doc="per PTE set, cleared or walked; None: the cpu_model's (cpu_models.PTE_PRIOR)")
     reclaim_us_per_folio: float = knob(
         1.5, unit="us", lower=0.01, upper=1000.0,
-        prior=Prior(1.5, 0.75, "shrink_folio_list's work once per folio, whatever its size (mm/vmscan.c, v6.x), "
+        prior=Prior(1.5, 1.25, "shrink_folio_list's work once per folio, whatever its size (mm/vmscan.c, v6.x), "
                                "besides its reference checks (reference_us_per_folio, paid per scan pass) and its "
                                "LRU lock holds: 0.79 us measured on 6.18 for what lazyfree reclaim does per folio "
                                "(folio lock, try_to_unmap's rmap walk set-up: anon_vma lock, vma lookup, PMD walk "
                                "and PTE lock; the free; kvm_6_18_lazyfree_unmap's reclaim_folio_us), plus what "
                                "swap-out adds once per folio: add_to_swap's mem_cgroup_try_charge_swap, pageout -> "
                                "swap_writepage's bio allocation and submission, the writeback flag flips and "
-                               "folio_end_writeback, mem_cgroup_swapout: a handful of atomics and a bio, ~0.5-1 us"),
+                               "folio_end_writeback, mem_cgroup_swapout: a handful of atomics and a bio, ~0.5-1 us. "
+                               "Its spread is the old prior's, 1.25 us: one prior serves every era and CPU, and "
+                               "older kernels do more per folio (page-based APIs, si->lock for the swap_map)"),
         doc="per folio reclaimed, outside any lock, whatever its size (the per-page work is reclaim_us_per_page)")
     reclaim_us_per_page: float = knob(
         0.08, unit="us", upper=100.0,
@@ -268,11 +270,13 @@ class SwapModel(Mechanism):
                                 "the PTE clear and the rmap update)"),
         doc="per PTE tested per rmap walk (and per young PTE cleared by MGLRU's aging walk)")
     lru_line_us: float = knob(
-        0.2, unit="us", upper=100.0,
-        prior=Prior(0.2, 0.1, "per acquisition of the LRU lock another CPU held last: the lock word, the list "
-                              "heads and the lruvec's counters it wrote (lru_zone_size, NR_ISOLATED_ANON), two or "
-                              "three lines at 70-100 ns a handoff (this VM's profile: 90 ns; Boyd-Wickizer et al., "
-                              "Linux Symposium 2012, sec. 3)"),
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "per acquisition of the LRU lock another CPU held last: the lock word and the "
+                               "shared lines it wrote, the list head and the memcg's lru_zone_size "
+                               "(mem_cgroup_update_lru_size); the lruvec and node counters are per-CPU in v6.x "
+                               "(__mod_memcg_lruvec_state, __mod_node_page_state) and move nothing: one or two "
+                               "lines at 70-100 ns a handoff (this VM's profile: 90 ns; Boyd-Wickizer et al., "
+                               "Linux Symposium 2012, sec. 3)"),
         doc="per acquisition of the LRU lock, the lines the previous holder (another writer) moved")
     slot_hold_us_per_acquisition: float = knob(
         1.0, unit="us", upper=100.0,
