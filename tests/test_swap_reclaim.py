@@ -297,3 +297,109 @@ def test_a_throttled_reclaimer_sleeps_off_cpu():
     assert slept["usemem_throughput_kib_s"] < free["usemem_throughput_kib_s"]
     assert slept["sys_time_s"] < 3 * slept["real_time_s"] * 0.9
     assert slept["sys_time_s"] == pytest.approx(free["sys_time_s"], rel=0.05)
+
+
+# --- the LRU scan: two passes, the lock per SWAP_CLUSTER_MAX, lru_add, MGLRU ---------------------
+def _lru(**kw):
+    base = dict(processes=1, bytes_per_process=2**28, memcg_mb=128, swap_device="brd", cpu_model="generic-x86",
+                kernel="6.18")
+    return SwapModel(**{**base, **kw})
+
+
+@pytest.mark.parametrize("r", [0.0, 0.3, 1.0])
+def test_a_young_folio_is_kept_once_so_scans_per_reclaimed_folio_are_one_plus_r(r):
+    """folio_check_references keeps a folio whose PTE is young (FOLIOREF_KEEP, young bit cleared) and reclaims
+    it on the next pass: with a share r young, 1 + r rmap walks and lock scans per folio reclaimed. Before v5.9
+    every new anon folio starts active and is deactivated first: 2 of each. MGLRU's aging clears the bits in the
+    page tables: one rmap walk at eviction, 1 + r scans under the lock (sort_folio moves the promoted ones)."""
+    from mmcost.swap import paths
+
+    assert paths.scans_per_folio(_lru(referenced_share=r)) == pytest.approx((1 + r, 1 + r, r))
+    assert paths.scans_per_folio(_lru(referenced_share=r, kernel="5.8")) == pytest.approx((2, 2, r))
+    assert paths.scans_per_folio(_lru(referenced_share=r, kernel="6.6+lru_gen")) == pytest.approx((1, 1 + r, r))
+
+
+def test_the_second_pass_costs_a_reference_check_an_isolation_and_a_putback():
+    """One writer (no lines move): raising r from 0 to 0.3 adds 0.3 x (one rmap walk set-up + one PTE test) of
+    CPU and 0.3 x 2 list operations under the lruvec lock (isolated again, put back once): by hand,
+    0.3 x (0.4 + 0.05) + 0.6 x 0.2 = 0.255 us per 4K folio."""
+    costs = dict(reference_us_per_folio=0.4, reference_us_per_page=0.05, lru_hold_us_per_folio=0.2)
+    gap = _lru(referenced_share=0.3, **costs).swapout_cpu_us(4, True) - \
+        _lru(referenced_share=0.0, **costs).swapout_cpu_us(4, True)
+    assert gap == pytest.approx(0.255, rel=1e-9)
+
+
+@pytest.mark.parametrize("kb, kernel, reclaim_side, fault_side", [
+    # 2 writers on one lruvec: another held it last half the time, so 0.5 x 0.4 = 0.2 us of lines per acquisition;
+    # per folio reclaimed (r = 1): 2 scans + 1 putback of 0.1 us, and 2 acquisitions per pass per batch
+    (4, "6.18", 0.3 + 2 * 2 / 32 * 0.2, 0.1 + 0.2 / 31),    # 32 4K folios per isolation; lru_add of 31
+    (4, "6.9", 0.3 + 2 * 2 / 32 * 0.2, 0.1 + 0.2 / 15),     # PAGEVEC_SIZE 15 before v6.10
+    (64, "6.18", 0.3 + 2 * 2 / 2 * 0.2, 0.1 + 0.2),         # SWAP_CLUSTER_MAX pages: 2 64K folios; no batching
+    (2048, "6.18", 0.3 + 2 * 2 / 1 * 0.2, 0.1 + 0.2),       # one 2M folio per isolation
+    (4, "6.6+lru_gen", 0.2 + 2 * 2 / 64 * 0.2, 0.1 + 0.2 / 15),  # MGLRU: MIN_LRU_BATCH pages, no putback pass
+])
+def test_lru_lock_holds_per_folio_pay_the_moved_lines_once_per_batch(kb, kernel, reclaim_side, fault_side):
+    from mmcost.swap import paths
+
+    m = _lru(processes=2, kernel=kernel, lru_hold_us_per_folio=0.1, lru_line_us=0.4, folio_kb=kb, madvise=True,
+             anon_mthp=True)
+    entries = 1 if kb == 2048 else kb // 4
+    d = paths.lru_scan(m, kb // 4, entries)
+    assert d["lru"] == pytest.approx(reclaim_side, rel=1e-12)
+    assert d["lru_fault"] == pytest.approx(fault_side, rel=1e-12)
+    # one writer: nobody else moved the lines
+    one = paths.lru_scan(m.set(processes=1), kb // 4, entries)
+    assert one["lru_fault"] == pytest.approx(0.1) and one["lru"] == pytest.approx(0.2 if "lru_gen" in kernel else 0.3)
+
+
+def test_young_bit_clears_issue_a_tlbi_per_young_pte_on_arm64_only():
+    """arm64's ptep_clear_flush_young: flush_tlb_page_nosync per young PTE cleared, no DSB; a PMD-mapped
+    THP's pmdp_clear_flush_young one flush with its DSB; x86 flushes nothing; MGLRU's aging clears them
+    without a flush. Only the referenced share of the folios is found young."""
+    from mmcost.swap import paths
+
+    arm = dict(arch="arm64", cpu_model=None, referenced_share=0.5)
+    for kb, tlbis, dsbs in ((4, 0.5, 0.0), (64, 8.0, 0.0), (2048, 0.5, 0.5)):
+        got = paths.young_flush(_lru(**arm), kb)
+        assert (got["tlbis"], got["dsbs"]) == (pytest.approx(tlbis), pytest.approx(dsbs))
+    assert paths.young_flush(_lru(referenced_share=0.5), 4)["tlbis"] == 0.0
+    assert paths.young_flush(_lru(**{**arm, "kernel": "6.6+lru_gen"}), 4)["tlbis"] == 0.0
+    # the swap-out path queues them at the DVM station with the unmap's: half a TLBI more per 4K folio
+    with_young = paths.swap_out(_lru(**arm), 4, True)["tlbis"]
+    assert with_young - paths.swap_out(_lru(**{**arm, "referenced_share": 0.0}), 4, True)["tlbis"] == pytest.approx(0.5)
+
+
+def test_mglru_is_off_by_default_and_a_column_turns_it_on():
+    """Mainline's CONFIG_LRU_GEN_ENABLED defaults to n: no kernel's default is MGLRU; a row's lru_gen selects it,
+    and with one rmap walk instead of two it swaps out faster."""
+    m = _lru()
+    assert m.switch("lru_gen") is False and _lru(kernel="6.6+lru_gen").switch("lru_gen") is True
+    rows = pd.DataFrame([dict(metric="swapout_kib_s", lru_gen=False), dict(metric="swapout_kib_s", lru_gen=True)])
+    classic, mglru = m.evaluate(rows)
+    assert mglru > classic
+
+
+def test_analytic_solver_agrees_with_the_des_where_the_lruvec_lock_is_contended():
+    """Four writers in one memcg with dear LRU holds: the lruvec lock is the busiest station (utilisation above
+    0.6); the MVA lies within the DES's 99% interval widened by 0.5% (the lock's sites hold it for different
+    times, which BCMP's product form does not allow a FCFS station: close, not exact)."""
+    m = _lru(processes=4, bytes_per_process=2**30, memcg_mb=1024, lru_hold_us_per_folio=1.0, lru_line_us=0.3)
+    a = m.solve()
+    util = {k: v["utilization"] for k, v in a.details["locks"].lock_values.items()}
+    assert util["lru_lock"] > 0.6 and util["lru_lock"] == max(util.values())
+    s = m.solve("simulated", ops=60_000, replications=8, seed=7, progress=False)
+    q = [q for q in s.quantities if q.name == "swapout_kib_s"][0]
+    assert q.lo * 0.995 <= a["swapout_kib_s"] <= q.hi * 1.005
+
+
+@pytest.mark.parametrize("kw, field", [
+    (dict(referenced_share=1.5), "referenced_share"),
+    (dict(referenced_share=-0.1), "referenced_share"),
+    (dict(reference_us_per_folio=-1.0), "reference_us_per_folio"),
+    (dict(lru_line_us=float("nan")), "lru_line_us"),
+    (dict(lru_gen=True, kernel="5.15"), "lru_gen"),
+    (dict(lru_add_batch=0), "lru_add_batch"),
+])
+def test_bad_lru_scan_input_is_refused_naming_the_field(kw, field):
+    with pytest.raises(ValueError, match=field):
+        _lru(**kw)

@@ -215,6 +215,24 @@ CHANGES: tuple[Change, ...] = (
            "mm/vmscan: throttle reclaim and compaction when too may pages are isolated (series by Mel Gorman)",
            "a direct reclaimer finding too many pages isolated sleeps on the node's isolated waitqueue for at "
            "most HZ/50 instead of congestion_wait(BLK_RW_ASYNC, HZ/10)", "swap"),
+    Change("anon_lru_start", "inactive", "active", "5.9", "",
+           "mm/vmscan: protect the workingset on anonymous LRU (Joonsoo Kim)",
+           "a new anonymous folio joins the inactive list (lru_cache_add_inactive_or_unevictable) instead of the "
+           "active one: reclaim meets it on the inactive list, keeps it once for its young PTE (folio_check_references: "
+           "FOLIOREF_KEEP) and takes it on the next pass, instead of deactivating it from the active list first",
+           "swap"),
+    Change("lru_gen", False, False, "6.1", "ec1c86b25f4b",
+           "mm: multi-gen LRU: groundwork (series by Yu Zhao)",
+           "CONFIG_LRU_GEN: reclaim by generations (evict_folios, the aging walk_mm) instead of the active/inactive "
+           "lists. Mainline's CONFIG_LRU_GEN_ENABLED defaults to n, so a kernel's default stays the classic LRU; a "
+           "distribution kernel that enables it (or /sys/kernel/mm/lru_gen/enabled) is lru_gen=True (a column, "
+           "or +lru_gen)", "swap"),
+    Change("lru_add_batch", 31, 15, "6.10", "",
+           "mm: increase folio batch size (Matthew Wilcox; 'increase PAGEVEC_SIZE from 15 to 31', tested by LKP "
+           "against 99fbb6bfc16f in March 2024)",
+           "the per-CPU lru_add folio_batch holds 31 folios instead of 15: folio_batch_move_lru takes the LRU lock "
+           "once per 31 order-0 faults (before v4.15's pagevec rework it was 14; not resolved). The release is "
+           "inferred from the thread's date (after v6.9-rc1), not read off a tree", "swap"),
     Change("lru_lock_scope", "node", "zone", "4.8", "a52633d8e9c3",
            "mm, vmscan: move lru_lock to the node",
            "the LRU lock is per node (pgdat), shared by every memcg on it", "swap"),

@@ -43,8 +43,9 @@ PROFILE = "profile_b.toml"
 
 class Kvm618Machine(Study):
     id = "kvm_6_18_machine"
-    miss = ('the 1-process runs are faster than predicted: the per-folio reclaim prior (2.5 us) is dearer than '
-            'this kernel pays, where the KVM fits put it on its floor (issue 35)')
+    miss = ('the 1-process runs are faster than predicted: past the measured compression they spend ~2 us per '
+            'swapped 4K page on reclaim, where the priors add up to 5.1 us (issue 35: several price lines other '
+            'CPUs moved, which one writer does not pay)')
     mechanism = SwapModel
     free = ()
 

@@ -31,7 +31,7 @@ FIT_QUERY = "processes == 1 and memcg_mb == 256 and compressor == 'lzo-rle'"
 class Kvm618Swapout(Study):
     id = "kvm_6_18_swapout"
     mechanism = SwapModel
-    free = ("reclaim_us_per_folio", "core_write_gb_s")
+    free = ("reclaim_us_per_folio", "core_write_gb_s", "compress_us_per_page")
 
     def rows(self) -> pd.DataFrame:
         return model_rows(self.data())

@@ -181,6 +181,13 @@ class SwapModel(Mechanism):
                                               doc="sleep of a reclaimer that finds too many folios isolated")
     lru_lock_scope: str | None = knob(None, kind="str", kernel=True, choices=("zone", "node", "lruvec"),
                                       doc="what one LRU lock covers: a zone (to v4.7), a node (v4.8), a lruvec (v5.11)")
+    lru_gen: bool | None = knob(None, kind="bool", kernel=True,
+                                doc="MGLRU (CONFIG_LRU_GEN, v6.1; off unless built with LRU_GEN_ENABLED or "
+                                    "/sys/kernel/mm/lru_gen/enabled set): evict_folios instead of shrink_inactive_list")
+    anon_lru_start: str | None = knob(None, kind="str", kernel=True, choices=("active", "inactive"),
+                                      doc="the list a new anon folio joins: active (to v5.8), inactive (v5.9)")
+    lru_add_batch: int | None = knob(None, kind="int", kernel=True,
+                                     doc="folios per lru_add folio_batch (PAGEVEC_SIZE: 15, 31 from v6.10)")
     swap_whole_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="mTHP below PMD size swapped out whole")
     swap_whole_pmd_thp: bool | None = knob(None, kind="bool", kernel=True, doc="PMD THP swapped out whole (v4.14)")
     thp_swap_delay_split: bool | None = knob(None, kind="bool", kernel=True,
@@ -215,32 +222,69 @@ class SwapModel(Mechanism):
     pte_us: float | None = knob(None, kind="float", unit="us", upper=5.0,
                                 doc="per PTE set, cleared or walked; None: the cpu_model's (cpu_models.PTE_PRIOR)")
     reclaim_us_per_folio: float = knob(
-        2.5, unit="us", lower=0.01, upper=1000.0,
-        prior=Prior(2.5, 1.25, "shrink_folio_list's work once per folio, whatever its size (mm/vmscan.c, v6.x): "
-                               "0.79 us measured on 6.18 for what lazyfree reclaim does per folio (folio lock, "
-                               "try_to_unmap's rmap walk set-up: anon_vma lock, vma lookup, PMD walk and PTE lock; "
-                               "the free; kvm_6_18_lazyfree_unmap's reclaim_folio_us), plus what swap-out adds once "
-                               "per folio: folio_referenced's own rmap walk set-up, add_to_swap with "
-                               "mem_cgroup_try_charge_swap, pageout -> swap_writepage's bio and the writeback flag "
-                               "flips, mem_cgroup_swapout: another 1-2 us"),
+        1.5, unit="us", lower=0.01, upper=1000.0,
+        prior=Prior(1.5, 1.25, "shrink_folio_list's work once per folio, whatever its size (mm/vmscan.c, v6.x), "
+                               "besides its reference checks (reference_us_per_folio, paid per scan pass) and its "
+                               "LRU lock holds: 0.79 us measured on 6.18 for what lazyfree reclaim does per folio "
+                               "(folio lock, try_to_unmap's rmap walk set-up: anon_vma lock, vma lookup, PMD walk "
+                               "and PTE lock; the free; kvm_6_18_lazyfree_unmap's reclaim_folio_us), plus what "
+                               "swap-out adds once per folio: add_to_swap's mem_cgroup_try_charge_swap, pageout -> "
+                               "swap_writepage's bio allocation and submission, the writeback flag flips and "
+                               "folio_end_writeback, mem_cgroup_swapout: a handful of atomics and a bio, ~0.5-1 us. "
+                               "Its spread is the old prior's, 1.25 us: one prior serves every era and CPU, and "
+                               "older kernels do more per folio (page-based APIs, si->lock for the swap_map)"),
         doc="per folio reclaimed, outside any lock, whatever its size (the per-page work is reclaim_us_per_page)")
     reclaim_us_per_page: float = knob(
-        0.1, unit="us", upper=100.0,
-        prior=Prior(0.1, 0.06, "shrink_folio_list's work per 4K page of the folio besides the PTE write (pte_us) "
-                               "and the swap cache entry (swapcache_us_per_page), v6.x: try_to_unmap_one's "
+        0.08, unit="us", upper=100.0,
+        prior=Prior(0.08, 0.05, "shrink_folio_list's work per 4K page of the folio besides the PTE write (pte_us), "
+                                "the swap cache entry (swapcache_us_per_page) and the reference checks' young-bit "
+                                "tests (reference_us_per_page), v6.x: try_to_unmap_one's "
                                "page_vma_mapped_walk step per PTE (no batching for a swap-backed folio; 354dffd29575, "
                                "v6.15, batches lazyfree only), swap_duplicate of the entry, the MM_ANONPAGES / "
-                               "MM_SWAPENTS counters, folio_remove_rmap_pte; folio_referenced_one's young-bit test "
-                               "per PTE; swap_cgroup_record per entry; free_pages_prepare's tail-page check. "
+                               "MM_SWAPENTS counters, folio_remove_rmap_pte; "
+                               "swap_cgroup_record per entry; free_pages_prepare's tail-page check. "
                                "0.078 us a page measured on 6.18 for lazyfree reclaim's batched per-page work, PTE "
                                "clear included (kvm_6_18_lazyfree_unmap's page_us); swap-out's loop adds an "
                                "iteration and the entry's work per PTE"),
         doc="per 4K page of a folio reclaimed, outside any lock, besides its PTE (pte_us), swap cache entry "
             "(swapcache_us_per_page) and device work")
-    lru_hold_us_per_folio: float = knob(0.1, unit="us", upper=100.0,
-                              prior=Prior(0.1, 0.05, "isolate_lru_folios / move_folios_to_lru: list and counter "
-                                                     "updates, ~0.1 us per folio under the lruvec lock"),
-                              doc="per folio under the memcg's lruvec lock")
+    lru_hold_us_per_folio: float = knob(0.05, unit="us", upper=100.0,
+                              prior=Prior(0.05, 0.03, "one list operation on a folio under the lruvec lock "
+                                                      "(isolate_lru_folios' move to the isolation list, "
+                                                      "move_folios_to_lru's putback, lru_add_fn's add): its flags, "
+                                                      "list links and counters, ~0.05 us; the previous prior, 0.1, "
+                                                      "covered an isolation and its putback together"),
+                              doc="per folio per list operation under the memcg's lruvec lock")
+    # --- the LRU scan (mmcost.swap.paths.lru_scan) ---------------------------------------------------------
+    referenced_share: float = knob(1.0, unit="1", upper=1.0,
+                                   doc="share of folios with a young PTE when reclaim first reaches them (usemem "
+                                       "writes each page once, right after its fault: 1); each is scanned twice")
+    reference_us_per_folio: float = knob(
+        0.3, unit="us", upper=100.0,
+        prior=Prior(0.3, 0.15, "one pass of shrink_folio_list over a folio up to its reference check: folio_trylock, "
+                               "folio_check_references -> folio_referenced -> rmap_walk_anon (anon_vma read lock, "
+                               "interval-tree lookup, page_vma_mapped_walk's PGD-PMD walk and PTE lock), the unlock "
+                               "(mm/vmscan.c, mm/rmap.c, v6.x). try_to_unmap's own walk set-up is of the same kind, "
+                               "and the whole of lazyfree reclaim, folio lock, that walk, unmap and free, measured "
+                               "0.79 us a folio on 6.18 (kvm_6_18_lazyfree_unmap; MADV_PAGEOUT skips the reference "
+                               "check): a third to a half of it"),
+        doc="per folio per scan pass (the reference check's rmap walk set-up), outside any lock")
+    reference_us_per_page: float = knob(
+        0.03, unit="us", upper=10.0,
+        prior=Prior(0.03, 0.02, "folio_referenced_one per PTE: ptep_clear_flush_young_notify, a locked test-and-"
+                                "clear of the accessed bit on a line the walk already holds; tens of ns (the 0.078 "
+                                "us a page of lazyfree reclaim on 6.18, kvm_6_18_lazyfree_unmap, bounds it with "
+                                "the PTE clear and the rmap update)"),
+        doc="per PTE tested per rmap walk (and per young PTE cleared by MGLRU's aging walk)")
+    lru_line_us: float = knob(
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "per acquisition of the LRU lock another CPU held last: the lock word and the "
+                               "shared lines it wrote, the list head and the memcg's lru_zone_size "
+                               "(mem_cgroup_update_lru_size); the lruvec and node counters are per-CPU in v6.x "
+                               "(__mod_memcg_lruvec_state, __mod_node_page_state) and move nothing: one or two "
+                               "lines at 70-100 ns a handoff (this VM's profile: 90 ns; Boyd-Wickizer et al., "
+                               "Linux Symposium 2012, sec. 3)"),
+        doc="per acquisition of the LRU lock, the lines the previous holder (another writer) moved")
     slot_hold_us_per_acquisition: float = knob(
         1.0, unit="us", upper=100.0,
         prior=Prior(1.0, 0.6, "get_swap_pages -> scan_swap_map_slots / swap_alloc_cluster under si->lock write "
@@ -434,6 +478,10 @@ class SwapModel(Mechanism):
             raise ValueError("swap_map_lock: 'si_lock' with swap_alloc_lock='per_cluster' is no kernel's (the swap_map "
                              "counts moved to the cluster lock in v4.11, 235b62176712, before allocation did in "
                              "v6.14); kernel " + repr(self.kernel))
+        if self.switch("lru_gen") and parse_version(self.kernel) < (6, 1):
+            raise ValueError(f"lru_gen: MGLRU (CONFIG_LRU_GEN) is in no kernel before v6.1 (ec1c86b25f4b); kernel "
+                             f"{self.kernel!r}")
+        v.count("lru_add_batch", self.switch("lru_add_batch"))
         self._check_network_size()
         if self.swapped_share is None:
             if self.memcg_mb is None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from .. import cpu_models
 from ..lanes import any_of, maximum
 from ..tlb import flush_targets
-from .constants import MEMCG_CHARGE_BATCH, PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH
+from .constants import MEMCG_CHARGE_BATCH, MGLRU_BATCH, PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH
 from .devices import COMPRESSED, load, store, zero_us
 
 #: the keys a path's holds may have: (unit, what one operation puts there). Keys named ``fault`` or
@@ -47,7 +47,8 @@ HOLDS: dict[str, tuple[str, str]] = {
     "reclaim": ("us", "the reclaimer's CPU: shrink_folio_list's work, the PTE clears, the device's CPU work, the "
                       "flush's sender"),
     "targets": ("us", "CPU of the flush's remote targets (their IPI handlers)"),
-    "lru": ("us", "under the lruvec lock (isolate_lru_folios; a split's tails)"),
+    "lru": ("us", "under the lruvec lock (isolate_lru_folios, move_folios_to_lru per scan pass; a split's tails)"),
+    "lru_fault": ("us", "under the lruvec lock, per folio written (folio_add_lru's folio_batch, folio_batch_move_lru)"),
     "slot": ("us", "under si->lock or a cluster allocation lock (get_swap_pages)"),
     "avail": ("us", "under swap_avail_lock (get_swap_pages, si->lock era)"),
     "memcg_fault": ("us", "on the memcg page counter, per folio written (a stock refill, a large charge)"),
@@ -208,12 +209,17 @@ def young_flush(m, kb: int) -> dict:
     (``flush_tlb_range``: 512 pages reach MAX_TLBI_OPS, so ``flush_tlb_mm``'s
     one TLBI, or one range TLBI, and a DSB). usemem writes each page once, so
     one check per folio finds it young (``folio_check_references`` keeps it,
-    the next finds it old and reclaims it)."""
-    if m.arch != "arm64":
+    the next finds it old and reclaims it): ``referenced_share`` of the
+    folios, as :func:`scans_per_folio` counts them. MGLRU's aging walk clears
+    young bits with ``ptep_test_and_clear_young``, without a TLBI; so does
+    x86's ``ptep_clear_flush_young`` ("clearing the accessed bit without a
+    TLB flush doesn't cause data corruption", arch/x86/mm/pgtable.c)."""
+    if m.arch != "arm64" or m.switch("lru_gen"):
         return dvm_flush(m, 0.0, 0.0)
+    young = scans_per_folio(m)[2]
     if kb == PMD_KB:
-        return dvm_flush(m, 1.0, 1.0)
-    return dvm_flush(m, float(kb // PAGE_KB), 0.0)
+        return dvm_flush(m, young, young)
+    return dvm_flush(m, young * (kb // PAGE_KB), 0.0)
 
 
 def flush(m, entries: int, folios: float, batched: bool, by_kswapd: bool = False) -> dict:
@@ -275,6 +281,85 @@ def on_pcp(m, pages: int) -> bool:
     return bool(m.switch("pcp_high_order")) and (order <= 3 or pages * PAGE_KB == PMD_KB)
 
 
+# --- the LRU scan: who finds the folio, how often, under which lock ---------------------------------
+def lru_lock_sharers(m) -> float:
+    """Writers whose faults and reclaim take one LRU lock: the running
+    writers spread over the lock's instances (a lruvec per memcg and node
+    from v5.11, a node's or a zone's before: ``lru_lock_scope``)."""
+    parts = m.nodes * (m.memcgs if m.switch("lru_lock_scope") == "lruvec" else 1)
+    return max(1.0, m.running / parts)
+
+
+def scans_per_folio(m) -> tuple[float, float, float]:
+    """(rmap walks, scans under the LRU lock, young PTE clears as a share of
+    the folio's entries) per folio reclaimed, with ``referenced_share`` r of
+    the folios young when reclaim first reaches them (usemem: every one).
+
+    Classic LRU (``lru_gen`` False), v5.9 on (``anon_lru_start``
+    "inactive": "mm/vmscan: protect the workingset on anonymous LRU", Joonsoo
+    Kim, adds new anon folios to the inactive list): ``shrink_inactive_list``
+    isolates the folio and ``shrink_folio_list`` -> ``folio_check_references``
+    -> ``folio_referenced`` walks its rmap; a young PTE is cleared
+    (``folio_referenced_one`` -> ``ptep_clear_flush_young_notify``), the folio
+    marked referenced and kept (FOLIOREF_KEEP) and put back on the list; on the
+    next pass it is old and reclaimed: 1 + r walks and scans. Before v5.9 a new
+    anon folio starts on the active list: ``shrink_active_list`` isolates it,
+    clears its young bits (``folio_referenced``) and deactivates every anon
+    folio, then ``shrink_inactive_list`` reclaims it: 2 walks and scans.
+
+    MGLRU (``lru_gen``, CONFIG_LRU_GEN from v6.1: ``evict_folios``): the aging
+    walk (``walk_mm`` -> ``walk_pte_range``) clears the young bits in the page
+    tables without an rmap walk and promotes the folio's generation; eviction's
+    ``scan_folios`` -> ``sort_folio`` moves a promoted folio under the lock
+    (a scan) and takes it on a later pass, whose ``shrink_folio_list`` walks
+    the rmap once and finds it old: 1 walk, 1 + r scans."""
+    r = m.referenced_share
+    if m.switch("lru_gen"):
+        return 1.0, 1.0 + r, r
+    if m.switch("anon_lru_start") == "active":
+        return 2.0, 2.0, r
+    return 1.0 + r, 1.0 + r, r
+
+
+def lru_scan(m, pages: int, entries: int, tails: int = 0) -> dict:
+    """The LRU side of reclaiming one folio of ``pages`` pages mapped by
+    ``entries`` translations (a PMD-mapped THP: 1), and ``tails`` 4K folios a
+    split leaves on the list (each checked once more, old): the reclaimer's
+    CPU (``cpu``), the holds of the LRU lock on the reclaim side (``lru``, per
+    folio reclaimed) and on the fault side (``lru_fault``, per folio written),
+    (the young-bit clears' TLBIs are :func:`young_flush`'s).
+
+    Lock holds: ``lru_hold_us_per_folio`` per folio per scan (isolation, a
+    kept folio's putback) and, per acquisition, the lines the last holder
+    moved (``lru_line_us``, paid when another writer held it last: (n - 1)/n of
+    the time with n sharers). Classic reclaim takes the lock twice per
+    ``shrink_inactive_list`` call, ``isolate_lru_folios`` of SWAP_CLUSTER_MAX
+    pages' worth of folios and ``move_folios_to_lru`` of what it kept (mm/vmscan.c);
+    MGLRU's ``evict_folios`` the same around batches of MIN_LRU_BATCH pages.
+    The fault adds each folio through the per-CPU ``lru_add`` folio_batch
+    (``folio_add_lru``, mm/swap.c), which ``folio_batch_move_lru`` empties under
+    the lock once per ``lru_add_batch`` folios (PAGEVEC_SIZE 15, 31 from v6.10;
+    14 before v4.15's pagevec rework, not resolved) or at once for a large folio.
+
+    The young-bit clears' TLBIs (arm64) are :func:`young_flush`'s."""
+    walks, scans, young = scans_per_folio(m)
+    mglru = bool(m.switch("lru_gen"))
+    per_hold = max(1, (MGLRU_BATCH if mglru else RECLAIM_BATCH) // pages)  # folios per isolation
+    n = lru_lock_sharers(m)
+    moved = (n - 1) / n * m.lru_line_us
+    # rmap walks: one set-up each and one PTE test per entry; MGLRU's aging tests the young ones in the tables
+    cpu = walks * (m.reference_us_per_folio + entries * m.reference_us_per_page)
+    if mglru:
+        cpu = cpu + young * entries * m.reference_us_per_page
+    cpu = cpu + tails * (m.reference_us_per_folio + m.reference_us_per_page)
+    # two acquisitions per pass (isolate, put back); the putback re-adds the kept folios (scans beyond the last)
+    lru = scans * m.lru_hold_us_per_folio + 2 * scans / per_hold * moved
+    if not mglru:
+        lru = lru + (scans - 1) * m.lru_hold_us_per_folio
+    batch = m.switch("lru_add_batch") if pages == 1 else 1
+    return dict(cpu=cpu, lru=lru, lru_fault=m.lru_hold_us_per_folio + moved / batch)
+
+
 def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = True) -> dict[str, float]:
     """Swap out one folio of ``kb`` KiB, ``whole`` or split to 4K first, by a
     direct reclaimer or by kswapd: the fault that wrote it (keys of
@@ -309,9 +394,13 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
     # swapcache_free per entry leaving the swap cache
     map_holds = (pages, units, pages) if m.switch("swap_map_lock") == "si_lock" else (0, 0, 0)
     map_hold = m.swap_map_hold_us + SWAP_MAP_LINES * m.lock_line_us
-    d = {"fault": m.fault_us_per_folio + zero_us(m, pages) + pages * m.user_us_per_page
+    # the LRU side (lru_scan): a split folio is scanned whole, then each 4K tail once more
+    scan = lru_scan(m, pages, entries, 0 if whole else pages - 1)
+    # (the fault's measured cost includes folio_add_lru's list work, which is now a hold of the LRU lock)
+    d = {"fault": maximum(m.fault_us_per_folio - m.lru_hold_us_per_folio, 0.0) + zero_us(m, pages)
+                  + pages * m.user_us_per_page
                   + entries * (m.pte_us + walk_us),
-         "lru": m.lru_hold_us_per_folio, "slot": slot,
+         "lru_fault": scan["lru_fault"], "lru": scan["lru"], "slot": slot,
          "avail": calls * m.swap_avail_hold_us if si_era else 0.0,  # get_swap_pages' swap_avail_lock
          "memcg_fault": charge_fault * m.memcg_charge_hold_us,
          "memcg": charge_out * m.memcg_charge_hold_us,
@@ -344,7 +433,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
             sync = flush(m, 1, 1, False, by_kswapd)
             reclaim += pages * m.pte_us
         fl = flushes(pages, 1)
-        d["reclaim"] = reclaim + fl["sender"] + sync["sender"]
+        d["reclaim"] = reclaim + fl["sender"] + sync["sender"] + scan["cpu"]
         d["targets"] = fl["targets"] + sync["targets"]
         d["tlbis"], d["shootdowns"] = fl["tlbis"] + sync["tlbis"], fl["shootdowns"] + sync["shootdowns"]
         d["dsbs"] = fl["dsbs"] + sync["dsbs"]
@@ -358,7 +447,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
         fl = flushes(1, 1)
         d["reclaim"] = (2 * pages * m.pte_us + split["sender"]
                         + pages * (m.reclaim_us_per_folio + m.reclaim_us_per_page + m.pte_us + dev["cpu"]
-                                   + fl["sender"]))
+                                   + fl["sender"]) + scan["cpu"])
         d["targets"] = split["targets"] + pages * fl["targets"]
         d["lru"] = d["lru"] + pages * m.split_us_per_page  # (not +=: a lane's field)
         d["tlbis"] = split["tlbis"] + pages * fl["tlbis"]

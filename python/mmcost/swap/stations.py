@@ -74,7 +74,8 @@ def _lru_partitions(m) -> int:
 #: the writers' network (swap-out), in path order; the read-back's (swap-in with the swap-out it forces) too
 WRITERS: tuple[Station, ...] = (
     Station("lru_lock", "the lruvec's lru_lock (a zone's before v4.8, a node's to v5.11)", "spinlock",
-            (Site("isolate_lru_folios", ("lru",), "always"), Site("folio_add_lru", ("lru_add",))),
+            # folio_add_lru's batch is emptied under the lock: the writers' faults and a swap-in's folio
+            (Site("isolate_lru_folios", ("lru",), "always"), Site("folio_batch_move_lru", ("lru_fault", "lru_add"))),
             partitions=_lru_partitions),
     # before v4.11 (swap_map_lock) the same si->lock again, in path order: try_to_unmap_one ->
     # swap_duplicate, swap_writepage -> try_to_free_swap -> page_swapcount, __remove_mapping ->
