@@ -132,13 +132,18 @@ def test_lanes_equal_single_solves():
 
 def test_the_path_is_one_function_and_sites_on_existing_rows():
     """The swap-in path's holds are keys of paths.HOLDS, and every station its network has is a row the
-    swap-out path already had (zs_free, folio_add_lru and the slot frees are sites on them)."""
+    swap-out path already had (zs_free, the slot frees, and folio_add_lru's lru_add at the lruvec lock's
+    folio_batch_move_lru site, where the writers' faults put their lru_fault, are sites on them). Without a
+    limit the read-back holds lru_add and not lru_fault: the site is there with the key it has."""
     m = one_reader(memcg_mb=256.0, swapped_share=None, bytes_per_process=2.0**29, kernel="6.12")
     assert set(paths.swap_in(m, 4)) <= set(paths.HOLDS)
     rows = {row.name for row in stations.WRITERS}
     net = m.readback_system()
     assert {lock.name for lock in net.locks} <= rows
-    assert {"zs_free", "folio_add_lru", "zs_malloc", "isolate_lru_folios"} <= {c.site for c in net.critical}
+    assert {"zs_free", "folio_batch_move_lru", "zs_malloc", "isolate_lru_folios"} <= {c.site for c in net.critical}
+    alone = one_reader().readback_system()  # no limit: nothing reclaimed, no isolation
+    assert {"folio_batch_move_lru", "zs_free"} <= {c.site for c in alone.critical}
+    assert "isolate_lru_folios" not in {c.site for c in alone.critical}
     old = one_reader(memcg_mb=256.0, swapped_share=None, bytes_per_process=2.0**29, kernel="5.15")  # slot cache
     assert "swapcache_free_entries" in {c.site for c in old.readback_system().critical}
 

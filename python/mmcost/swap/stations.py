@@ -5,7 +5,9 @@ independent instances the tasks spread over), its kind, and its call sites
 in path order. Each :class:`Site` reads keys of a path's holds
 (:data:`mmcost.swap.paths.HOLDS`): keys of :data:`~mmcost.swap.paths.PER_WRITTEN`
 are divided by the swapped share (they are per folio written), the others
-are per folio swapped, and several keys are summed left to right. A row whose
+are per folio swapped, and several keys are summed left to right (those the
+path has: the writers' ``lru_fault`` and a swap-in's ``lru_add`` share the
+``folio_batch_move_lru`` site, each path with its own key). A row whose
 holds are not in microseconds converts them (``to_us``: TLBIs at the DVM
 node, bytes at DRAM bandwidth). :func:`network` walks the rows in order: a
 station is in the network when one of its sites is (a site is there when
@@ -33,9 +35,10 @@ from .paths import PER_WRITTEN
 @dataclass(frozen=True)
 class Site:
     """One call site of a station: the kernel function that takes it, and
-    the holds keys it puts there (summed). ``when``: ``"any"`` (there when
-    any lane's amount is positive), ``"always"`` (there whenever the path
-    has the keys), or a function of the model (a kernel switch)."""
+    the holds keys it puts there (summed, those a path has). ``when``:
+    ``"any"`` (there when any lane's amount is positive), ``"always"``
+    (there whenever the path has one of the keys), or a function of the
+    model (a kernel switch)."""
 
     name: str
     keys: tuple[str, ...]
@@ -166,9 +169,10 @@ def network(m, rows: tuple[Station, ...], d: dict, work, population: int, s=1.0,
             continue
         here = []
         for site in row.sites:
-            if not all(k in d for k in site.keys):
+            keys = tuple(k for k in site.keys if k in d)  # a path puts a site's keys that it has there
+            if not keys:
                 continue
-            x = amount(d, site.keys, s)
+            x = amount(d, keys, s)
             if _site_on(site, m, x):
                 us = x if row.to_us is None else row.to_us(m, x)
                 here.append(Critical(row.name, site.name, Dist.exponential(us),
