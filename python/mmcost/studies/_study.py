@@ -49,6 +49,9 @@ class Study:
     id: ClassVar[str] = ""
     mechanism: ClassVar[type] = type(None)
     free: ClassVar[tuple[str, ...]] = ()
+    #: start values of the fit for free parameters whose prior value is a point where least squares stalls
+    #: (``x0`` of :func:`mmcost.fit.fit`; the priors stay what they are); empty: start from the model's values
+    start: ClassVar[dict[str, float]] = {}
     #: level of held_out()'s lo/hi band
     level: ClassVar[float] = 0.9
     #: where this source's leave-one-source-out misses point (a mechanism missing or a prior wrong on its
@@ -98,6 +101,8 @@ class Study:
                 warnings.simplefilter("ignore", PoorFitWarning)  # kept in fit.warnings, printed in the report
                 model = self.model()
                 kwargs = {"free": list(self.free)} if isinstance(model, Mechanism) else {}
+                if self.start:
+                    kwargs["x0"] = dict(self.start)
                 self._fit = model.fit(self.fit_rows(), **kwargs)
         return self._fit
 
