@@ -53,6 +53,40 @@ def test_one_writer_has_no_contention_and_costs_add_up():
     assert m.solve()["tlb_shootdowns_per_swapped_page"] == 0.0  # its own mm on its own CPU: local flushes
 
 
+@pytest.mark.parametrize("lru_gen", [False, True], ids=["classic LRU", "MGLRU"])
+def test_one_arm64_writer_costs_add_up_with_the_young_bit_tlbis(lru_gen):
+    """The same writer on arm64 (v6.6, 4 PEs): the flush is one TLBI and a DSB whose wait grows with the PEs
+    (0.5 x (1 + 0.1 x 3) us, the sender's); the classic LRU's first reference check finds the PTE young and
+    ptep_clear_flush_young sends one more TLBI without a DSB, so two TLBIs a folio queue at the DVM node
+    (0.2 us each). MGLRU: the aging walk clears the young bit in the page table (no TLBI), one rmap walk
+    plus the young PTE's test, two list operations and no putback."""
+    m = SwapModel(processes=1, bytes_per_process=2**30, memcg_mb=512, swap_device="brd", cpu_model="generic-arm64",
+                  machine_cpus=4, fault_us_per_folio=1.0, core_write_gb_s=4.096, user_us_per_page=0.1, pte_us=0.1,
+                  walk_ns=30.0, reclaim_us_per_folio=2.0, reclaim_us_per_page=0.05, lru_hold_us_per_folio=0.3,
+                  slot_hold_us_per_acquisition=6.4, slot_us_per_slot=0.02, swapcache_us_per_folio=0.3,
+                  swapcache_us_per_page=0.2, mem_bw_gb_s=50.0, kernel="6.6", brd_alloc_us_per_page=0.3,
+                  brd_xa_hold_us=0.1, swap_avail_hold_us=0.1, memcg_charge_hold_us=0.2,
+                  reference_us_per_folio=0.25, reference_us_per_page=0.03, tlbi_us=0.2, dsb_us=0.5,
+                  dsb_growth_per_cpu=0.1, lru_gen=lru_gen)
+    s = 0.5
+    fault = 1.0 + 1.0 + 0.1 + 0.1 + 0.03 - 0.3 + 0.3  # as on x86; folio_add_lru's work at the lruvec lock
+    reclaim = 2.0 + 0.05 + 0.1 + 2.0 + 0.3 + 1.0      # per folio, per page, unmap, brd's memcpy and new page
+    reclaim += 0.5 * (1 + 0.1 * 3)                    # the flush's DSB ISH, waited for by the sender
+    if lru_gen:
+        reclaim += (0.25 + 0.03) + 0.03               # one rmap walk; the aging walk tests the young PTE
+        lru, dvm = 2 * 0.3, 1 * 0.2                   # two scans under the lock; the unmap's TLBI only
+    else:
+        reclaim += 2 * (0.25 + 0.03)                  # two reference checks: kept young, then reclaimed old
+        lru, dvm = 3 * 0.3, 2 * 0.2                   # isolated twice, put back once; unmap's and young TLBIs
+    stations = 0.5 + lru + 6.4 / 64 + 0.02 + 0.1 / 64 + dvm
+    stations += 0.2 / 64 / s + 0.2 + 0.1
+    stations += (4096 / s + 8192 + 4096) / 50e3
+    per_folio = fault / s + reclaim + stations
+    r = m.solve()
+    assert r["swapout_kib_s"] == pytest.approx(4 * 1e6 / per_folio, rel=1e-9)
+    assert r["tlb_shootdowns_per_swapped_page"] == 0.0
+
+
 @pytest.mark.parametrize("cfg", [
     dict(folio_kb=4),
     dict(folio_kb=64, kernel="6.9", swap_whole_mthp=False),
