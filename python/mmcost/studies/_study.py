@@ -198,7 +198,10 @@ class Study:
             warnings.simplefilter("ignore", NotIdentifiableWarning)
             warnings.simplefilter("ignore", PoorFitWarning)  # kept in fit.warnings, printed in the report
             for rows in groups:
-                refit = fit.model.fit(data.drop(index=rows).reset_index(drop=True), absolute_sigma=fit.absolute_sigma)
+                # (from the study's start where it has one: a fit handed in from elsewhere, leave-one-source-out's,
+                # may sit where least squares stalls)
+                refit = fit.model.fit(data.drop(index=rows).reset_index(drop=True), absolute_sigma=fit.absolute_sigma,
+                                      **({"x0": dict(self.start)} if self.start else {}))
                 parts.append(refit.predict(data.iloc[rows], level=self.level, n_samples=n_samples, seed=len(parts)))
         pred = pd.concat(parts).reset_index(drop=True)
         order = np.concatenate(groups)

@@ -54,6 +54,10 @@ class SmallThpSwapout(Study):
     # from tlbi_us's prior (0.1 us) every cell is bound at the DVM station, where no other free cost moves a
     # prediction, and least squares stays there (chi2 722, 2M +99%); from 0.07 it reaches chi2 27.8
     start = {"tlbi_us": 0.07}
+    miss = ("predicted from the other sources, the LRU lock's hold per list operation is its 0.05 us prior (0.019 in "
+            "this source's fit): the lruvec lock that 70 writers in one memcg share, 3 reclaim list operations and "
+            "2.3 lru_add ones a swapped 4K folio, bounds the 4K baseline, so the large folios' gains come out too "
+            "large (2M +133% for +54-60%)")
 
     def fit_rows(self) -> pd.DataFrame:
         """The 3 x 3 table, with each change's standard error computed from the
