@@ -2,6 +2,7 @@
 own accounting, checked on every run."""
 
 import pandas as pd
+import pytest
 
 from mmcost import datasets, studies
 
@@ -41,5 +42,123 @@ def test_large_folios_come_back_whole_below_pmd_order_only():
 
 
 def test_the_table_fits_an_email():
-    assert max(len(line) for line in STUDY.text().splitlines()) <= 80
+    assert max(len(line) for s in STUDY.sections() for line in s.text.splitlines()) <= 80
     assert STUDY.counts()["unaccounted"] == 0
+
+
+# --- the fit: SwapInModel on the 1-process in-order runs, the rest predicted ---------------------------------
+CSV = "data/kvm_6_18_swapin/measurements.csv"
+
+
+def _raw_means(metric="swapin_throughput_kib_s"):
+    """Per (order, folio_kb, processes, compressor): the mean of the metric's rows, read with the standard
+    library (the order from the run id's suffix, '-seq-rN' / '-rand-rN')."""
+    import csv
+    from pathlib import Path
+
+    sums = {}
+    with open(Path(__file__).resolve().parents[1] / CSV, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["metric"] != metric:
+                continue
+            order = row["run"].rsplit("-", 2)[1]
+            key = (order, int(row["folio_kb"]), int(row["processes"]), row["compressor"])
+            s, n = sums.get(key, (0.0, 0))
+            sums[key] = (s + float(row["value"]), n + 1)
+    return {k: s / n for k, (s, n) in sums.items()}
+
+
+def _size(kb):
+    return {4: "4K", 16: "16K", 64: "64K", 2048: "2M"}[kb]
+
+
+def test_held_out_throughput_within_15_percent_median_and_bands_cover_80_percent():
+    """From held_out() (one prediction per configuration, repeated on its runs' rows) against the runs' means
+    recomputed from the CSV: issue 36's 'done when' on this kernel."""
+    held = STUDY.held_out()
+    tp = held[held["metric"] == "swapin_throughput_kib_s"]
+    means = _raw_means()
+    errs, inside, seen = [], [], set()
+    for (order, kb, procs, comp), mean in means.items():
+        if procs == 1 and order == "seq":
+            continue  # fitted
+        part = tp[tp["configuration"] == f"{order}, {_size(kb)}, {procs} proc, {comp}"]
+        assert len(part) == procs * 3 and part["predicted"].nunique() == 1
+        best, lo, hi = part.iloc[0][["predicted", "lo", "hi"]]
+        errs.append(abs(best / mean - 1))
+        inside.append(lo <= mean <= hi)
+        seen.add((order, kb, procs, comp))
+    assert len(seen) == 14  # 8 in order with 2 processes, 6 in random order
+    errs = sorted(errs)
+    median = (errs[6] + errs[7]) / 2
+    assert median <= 0.15, median
+    assert sum(inside) / len(inside) >= 0.8
+
+
+def test_a_row_by_hand():
+    """1 process, 4K, lzo-rle, in order: the 3 runs' read-back KiB/s from the CSV; 2 processes, 4K, lz4:
+    the held-out mean is the 6 process rows' mean."""
+    means = _raw_means()
+    t = STUDY.table()
+    row = t[(t["order"] == "seq") & (t["folio_kb"] == 4) & (t["processes"] == 1) & (t["compressor"] == "lzo-rle")]
+    assert row["swapin_kib_s"].iloc[0] == pytest.approx(means[("seq", 4, 1, "lzo-rle")], rel=1e-12)
+    by = STUDY.held_out_by_configuration()
+    two = by[(by["metric"] == "swapin_throughput_kib_s") & (by["configuration"] == "seq, 4K, 2 proc, lz4")]
+    assert two["n"].iloc[0] == 6
+    assert two["measured"].iloc[0] == pytest.approx(means[("seq", 4, 2, "lz4")], rel=1e-12)
+    # a derived count by hand: one 16K run's share swapped in as 16K folios = swpin x 4 / pswpin
+    d = datasets.load("kvm_6_18_swapin")
+    run = sorted(d.loc[(d["folio_kb"] == 16) & (d["processes"] == 1), "run"].unique())[0]
+    part = d[d["run"] == run].set_index("metric")["value"]
+    held = STUDY.held_out()
+    large = held[(held["metric"] == "large_swapin_share_pct") & (held["configuration"].str.contains("16K, 1 proc"))]
+    assert (large["published"] - 100 * part["swpin_count"] * 4 / part["pswpin_count"]).abs().min() < 1e-9
+
+
+def test_fit_reads_only_1_process_in_order_throughput_and_the_readback_order_comes_from_the_runs():
+    rows = STUDY.fit_rows()
+    assert set(rows["metric"]) == {"swapin_throughput_kib_s"} and len(rows) == 24
+    assert (rows["processes"] == 1).all() and (rows["readback"] == "seq").all()
+    every = STUDY.rows()
+    assert (every["readback"] == every["run"].str.rsplit("-", n=2).str[1]).all()
+    held = STUDY.held_out()
+    # counts are held out on every run, never fitted
+    assert {"pswpin_count", "pgmajfault_count", "large_swapin_share_pct",
+            "readback_tlb_shootdowns_per_swapped_page"} <= set(held["metric"])
+    assert (held["metric"] == "pswpin_count").sum() == 66
+    c = STUDY.counts()
+    assert (c["fitted"], c["predicted"], c["unaccounted"]) == (24, 66 + 66 + 66, 0)
+
+
+def test_fitted_parameters_within_3_sigma_of_their_priors():
+    fit = STUDY.fit()
+    for name in STUDY.free:
+        prior = fit.model.params[name].prior
+        assert abs(fit.params[name] - prior.value) <= 3 * prior.width, name
+    # the profile the study uses is this VM's, the machine study's
+    assert STUDY.model().cpu_model.endswith("kvm_6_18_machine/profile_b.toml")
+
+
+def test_busy_runs_are_flagged():
+    """Runs with another runnable task at their start or end (the CSV's runnable_before/after), counted per
+    configuration and named in the text: 14 of the 18 random-order runs, none in order."""
+    import csv
+    from pathlib import Path
+
+    busy = {}
+    with open(Path(__file__).resolve().parents[1] / CSV, newline="") as f:
+        for row in csv.DictReader(f):
+            busy[row["run"]] = float(row["runnable_before"]) >= 1 or float(row["runnable_after"]) >= 1
+    assert sum(busy.values()) == 14 and not any(b for r, b in busy.items() if "-seq-" in r)
+    t = STUDY.held_out_by_configuration()
+    assert int(t.loc[t["metric"] == "swapin_throughput_kib_s", "busy"].sum()) == 14
+    assert "busy" in STUDY.held_out_text()
+
+
+def test_the_study_is_a_member_of_the_joint_fit():
+    from mmcost.corpus import sharing, sources
+
+    assert "kvm_6_18_swapin" in [s.id for s in sources._candidates(studies.names())]
+    keys = sharing.keys(STUDY)
+    assert keys["swapin_us_per_folio"][0] == "swapin_us_per_folio@era:6"
+    assert keys["decompress_us_per_page"][0].startswith("decompress_us_per_page@cpu:profile_b.toml")

@@ -120,17 +120,16 @@ class HuangThpSwapDelaySplit2016(Study):
         lkp = self.data()
         rows = report.compare(lkp, "base", "base+patchset")
         held = self.held_out()
-        # (within an email's 80 columns: labels of at most 38 characters, 9-wide numbers)
-        lines = [f"{'held out':<38} {'published':>9} {'model':>9} {'90% band':>17}"]
+        lines = [f"{'held out':<34} {'published':>10} {'model':>10} {'90% band':>17}"]
         for r in held.itertuples():
             variant = r.configuration.split(", ")[0].replace("base+patchset", "patched")
             site = r.configuration.split(", ")[1] if ", " in r.configuration else ""
             what = (variant + " " + r.metric.replace("_change_pct", " chg %").replace(
                 "vm_scalability_throughput_kib_s", "throughput KiB/s").replace("swapout_kib_s", "swap-out KiB/s")
                 .replace("cycles_share_pct", "spin % " + site.removeprefix("__")))
-            lines.append(f"{what[:38]:<38} {r.published:>9.4g} {r.predicted:>9.4g} [{r.lo:.3g}, {r.hi:.3g}]")
-        lines.append(f"seed 004's costs (swapcache_wb_tags), kernel {self.kernel}, PMEM;\n"
-                     f"patched: {self.kernel}{self.PATCH}")
+            lines.append(f"{what[:34]:<34} {r.published:>10.4g} {r.predicted:>10.4g} [{r.lo:.3g}, {r.hi:.3g}]")
+        lines.append(f"seed 004's costs (swapcache_wb_tags), kernel {self.kernel}, PMEM;")
+        lines.append(f"patched: {self.kernel}{self.PATCH}")
         return [Section(f"vm-scalability swap-w-seq, THP, PMEM swap ({self.id})",
                         report.lkp_block(rows, "base", "base+patchset")),
                 Section("swap model with seed 004's costs: both kernels predicted", "\n".join(lines))]

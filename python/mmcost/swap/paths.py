@@ -92,6 +92,7 @@ PER_WRITTEN = frozenset(k for k in HOLDS if k == "fault" or k.endswith("_fault")
 #: another CPU, wrote last: they move with the lock (Boyd-Wickizer et al., Linux Symposium 2012, sec. 3), and
 #: they, not the radix tree walks in lines every CPU only reads, are what a contended section costs. Read off
 #: v4.7's source: the lock word with the address_space's nrpages (one line) at every site, and
+#:
 #: - __add_to_swap_cache (mm/swap_state.c): radix_tree_insert writes a leaf of the CPU's own swap cluster
 #:   (percpu_cluster: local), swap_cache_info.add_total (one global line): 2;
 #: - __remove_mapping (mm/vmscan.c) -> __delete_from_swap_cache: swap_cache_info.del_total (that line
@@ -102,6 +103,7 @@ PER_WRITTEN = frozenset(k for k in HOLDS if k == "fault" or k.endswith("_fault")
 #:   the parent node that every writer's leaves share (the writers' clusters are taken in order from the
 #:   free list, so they sit under one node); tag_clear(DIRTY) and tag_clear(TOWRITE) only read: 2;
 #: - test_clear_page_writeback: radix_tree_tag_clear(WRITEBACK) clears both bits again: 2.
+#:
 #: Without the tags (371a096edf43, v4.9) the lock moves 5 lines a page instead of 9: the lock stays
 #: contended (the published profile: __add_to_swap_cache 10.86% -> 8.31% of cycles with 22% more pages).
 TREE_LOCK_LINES = {"__add_to_swap_cache": 2, "__remove_mapping": 3, "__test_set_page_writeback": 2,
