@@ -267,7 +267,7 @@ class Kvm618Swapin(Study):
         pb = self.parameter_band()
         seq = pb["configuration"].str.startswith("seq")
         width = ((tp["hi"] - tp["lo"]) / tp["predicted"]).median()
-        lines += ["", f"The bands hold the corpus's structural error per metric family",
+        lines += ["", "The bands hold the corpus's structural error per metric family",
                   f"(mmcost.corpus.discrepancy): read-back bands are {width:.0%} of the",
                   "prediction wide (median), and a count's (pswpin: 0.0% off) spans",
                   "x0.2 to x4, so its 'in band' says nothing. From the fit's parameters",
