@@ -181,6 +181,11 @@ CHANGES: tuple[Change, ...] = (
            "mm/swap: split swap cache into 64MB trunks",
            "one address_space (and tree lock) per 64 MiB of swap instead of one per device: sequential "
            "writers rarely meet on one lock (0 = not a contended station)", "swap"),
+    Change("memcg_charge_batch", 64, 32, "6.1", "1813e51eece0",
+           "memcg: increase MEMCG_CHARGE_BATCH to 64 (Shakeel Butt)",
+           "try_charge_memcg charges max(MEMCG_CHARGE_BATCH, nr_pages) and keeps the rest in the per-CPU stock: "
+           "64 pages from v6.1, 32 before; at the memcg's limit the batch attempt fails for every smaller charge "
+           "(mmcost.swap.paths.memcg_charge_cycle)", "swap"),
     Change("pcp_high_order", True, False, "5.13", "44042b449872",
            "mm/page_alloc: allow high-order pages to be stored on the per-cpu lists",
            "orders 1 to PAGE_ALLOC_COSTLY_ORDER (3) and the pageblock order (a PMD THP) come from and go to "

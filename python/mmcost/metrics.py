@@ -67,6 +67,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "lock_acquisitions_per_s": ("1/s", "acquisitions of one lock (lock column) or call site (call_site column)"),
     "lock_contended_per_s": ("1/s", "contended acquisitions per second of one lock or call site"),
     "lock_utilization": ("1", "share of time one lock is held (model output)"),
+    "memcg_failcnt_per_swapped_page": ("1/page", "memory.failcnt's growth (v1: charges the memcg's limit refused, "
+                                                 "batch attempts included) per 4 KiB page swapped out"),
     "tlb_shootdowns_per_swapped_page": ("1/page", "TLB shootdown interrupts (all CPUs) per 4 KiB page swapped out"),
     "exit_time_s": ("s", "time from the writers' last store to their exit: freeing swapped and resident memory "
                          "(model output; real_time_s minus the write loop's time)"),
@@ -138,6 +140,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "zswpin_count": ("count", "/proc/vmstat zswpin: pages loaded from zswap"),
     "thp_split_page_count": ("count", "/proc/vmstat thp_split_page: huge pages split"),
     "memcg_pgfault_count": ("count", "memcg memory.stat pgfault"),
+    "memcg_failcnt_count": ("count", "memcg memory.failcnt (v1): charges the memory counter refused at its limit"),
+    "memcg_memsw_failcnt_count": ("count", "memcg memory.memsw.failcnt (v1): charges the memory+swap counter refused"),
     "memcg_pgmajfault_count": ("count", "memcg memory.stat pgmajfault"),
     "memcg_pgpgin_count": ("count", "memcg memory.stat pgpgin (v1: pages charged)"),
     "memcg_pgpgout_count": ("count", "memcg memory.stat pgpgout (v1: pages uncharged)"),

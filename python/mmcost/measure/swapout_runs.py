@@ -67,6 +67,8 @@ RUN_COLUMNS = [*schema.COLUMNS, "printed", "line", "block", "source_name", "note
 VMSTAT = ("pswpout", "pswpin", "pgfault", "pgmajfault", "thp_fault_alloc", "thp_fault_fallback", "thp_swpout",
           "thp_swpout_fallback", "nr_tlb_remote_flush", "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
           "nr_tlb_local_flush_one")
+#: memcg v1 charge-failure counters kept (page_counter_try_charge's failcnt; memsw with swap accounting)
+FAILCNT = ("failcnt", "memsw.failcnt")
 #: mTHP counters kept (mmcost.parse.mthp_stats metric names)
 MTHP = ("fault_alloc_count", "fault_fallback_count", "fault_fallback_charge_count", "swpout_count",
         "swpout_fallback_count", "split_count")
@@ -178,6 +180,8 @@ def _snapshot(m: Machine, cg: Path) -> dict:
                        if line.strip().startswith("TLB:")), "")
     stat = cg / "memory.stat"
     out["memcg"] = stat.read_text() if stat.is_file() else ""
+    out["failcnt"] = {name: int((cg / f"memory.{name}").read_text()) for name in FAILCNT
+                      if (cg / f"memory.{name}").is_file()}
     return out
 
 
@@ -199,6 +203,11 @@ def _delta_rows(before: dict, after: dict, ctx: dict, vmstat_names=VMSTAT, mthp_
         a = a.copy()
         a["value"] = a["value"].to_numpy() - b["value"].to_numpy()
         rows.append(a[(a["folio_kb"] == ctx["folio_kb"]) & a["metric"].isin(mthp_names)])
+    fail_b, fail_a = before.get("failcnt", {}), after.get("failcnt", {})
+    fails = [dict(metric=f"memcg_{name.replace('.', '_')}_count", unit="count", value=float(fail_a[name] - fail_b[name]),
+                  source_name=f"memory.{name}") for name in FAILCNT if name in fail_a and name in fail_b]
+    if fails:
+        rows.append(pd.DataFrame(fails).assign(**ctx))
     return rows
 
 

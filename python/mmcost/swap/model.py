@@ -175,6 +175,9 @@ class SwapModel(Mechanism):
     swapcache_lock_partitions: int | None = knob(None, kind="int", kernel=True,
                                                  doc="contended swap cache tree locks (0: not contended, v4.11)")
     writeback_tags: bool | None = knob(None, kind="bool", kernel=True, doc="radix-tree writeback tags (before v4.9)")
+    memcg_charge_batch: int | None = knob(None, kind="int", kernel=True,
+                                          doc="pages one memcg charge takes for the per-CPU stock (MEMCG_CHARGE_BATCH: "
+                                              "32, 64 from v6.1)")
     pcp_high_order: bool | None = knob(None, kind="bool", kernel=True,
                                        doc="per-CPU page lists also cache orders 1-3 and the pageblock order (v5.13)")
     throttle_isolated_ms: float | None = knob(None, kind="float", kernel=True, unit="ms", upper=1e4,
@@ -375,11 +378,13 @@ class SwapModel(Mechanism):
                               "2012), a few hundred ns"),
         doc="per buddy allocation or free of a folio the per-CPU lists do not cache, under zone->lock")
     memcg_charge_hold_us: float = knob(
-        0.2, unit="us", upper=100.0,
-        prior=Prior(0.2, 0.1, "page_counter_try_charge / page_counter_uncharge: an atomic add on the memcg's "
-                              "counter and each ancestor's up to the root (mm/page_counter.c), lines every "
-                              "charging CPU writes: ~50-100 ns each when they move (Boyd-Wickizer et al. 2012)"),
-        doc="per page_counter update (a stock refill, a large charge, a swap-out uncharge)")
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "one page_counter update (an atomic add or sub on the memcg's usage, its memsw or "
+                               "swap usage, or an ancestor's, mm/page_counter.c) whose line another CPU wrote last: "
+                               "one modified line fetched from another core, ~0.05-0.1 us within a socket, ~0.1-0.2 "
+                               "us across one (Molka et al., ICPP 2015); an update of a line the CPU holds is part of "
+                               "the fault's own cost"),
+        doc="per page_counter update that moves its cache line (the updates: mmcost.swap.paths.memcg_charge_cycle)")
     swap_free_us_per_page: float = knob(
         0.1, unit="us", upper=100.0,
         prior=Prior(0.1, 0.05, "zap_pte_range -> free_swap_and_cache_nr -> the swap entry's count and cache "
@@ -427,7 +432,8 @@ class SwapModel(Mechanism):
 
     METRICS: ClassVar = ("usemem_throughput_kib_s", "swapout_kib_s", "vm_scalability_throughput_kib_s",
                          "sys_time_s", "real_time_s", "exit_time_s", "munmap_time_ms", "tlb_shootdowns_per_swapped_page",
-                         "kswapd_reclaim_share_pct", "cycles_share_pct", "large_fault_share_pct")
+                         "kswapd_reclaim_share_pct", "cycles_share_pct", "large_fault_share_pct",
+                         "memcg_failcnt_per_swapped_page")
     FREE: ClassVar = ("reclaim_us_per_folio", "core_write_gb_s")
 
     # --- configuration ---------------------------------------------------------------------------
@@ -740,7 +746,8 @@ class SwapModel(Mechanism):
                   ("tlb_shootdowns_per_swapped_page", info["shootdowns"] / (kib / PAGE_KB), "1/page"),
                   ("kswapd_reclaim_share_pct", 100 * info["kswapd_share"], "%"),
                   ("large_fault_share_pct", 100 * self.large_fault_share(), "%"),
-                  ("swapped_share", s, "1"), ("folios_per_s", x, "1/s")]
+                  ("swapped_share", s, "1"), ("folios_per_s", x, "1/s"),
+                  ("memcg_failcnt_per_swapped_page", paths.memcg_failures_per_swapped_page(self), "1/page")]
         scale = {"swapout_kib_s", "usemem_throughput_kib_s", "vm_scalability_throughput_kib_s", "folios_per_s"}
         qs = tuple(Quantity(n, val, u, val * (1 - half) if n in scale else val, val * (1 + half) if n in scale else val)
                    for n, val, u in values)

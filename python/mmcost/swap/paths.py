@@ -33,9 +33,9 @@ frees are sites on existing rows of :mod:`mmcost.swap.stations`), its fields
 from __future__ import annotations
 
 from .. import cpu_models
-from ..lanes import any_of, maximum
+from ..lanes import any_of, maximum, minimum, where
 from ..tlb import flush_targets
-from .constants import MEMCG_CHARGE_BATCH, MGLRU_BATCH, PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH
+from .constants import MGLRU_BATCH, PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH
 from .devices import COMPRESSED, load, store, zero_us
 
 #: the keys a path's holds may have: (unit, what one operation puts there). Keys named ``fault`` or
@@ -259,16 +259,99 @@ def whole(m, kb: int) -> bool:
     return bool(m.switch("swap_whole_mthp"))
 
 
+#: page_counter levels a charge walks: the memcg's own counter and the root's above it (page_counter_try_charge
+#: walks c->parent to the root; the runs modelled here put their memcg right below it)
+MEMCG_LEVELS = 2
+
+
+def memcg_charge_cycle(m) -> dict[str, float]:
+    """The memcg's charges at its limit, per page charged, as
+    ``try_charge_memcg`` (mm/memcontrol.c; the same retry since v3.x's
+    res_counter) makes them: ``updates`` (page_counter atomics) and
+    ``failures`` (what memory.failcnt counts, v1).
+
+    A charge of n pages first tries ``batch = max(MEMCG_CHARGE_BATCH, n)``
+    (:data:`memcg_charge_batch`: 32, 64 from v6.1) to refill the per-CPU
+    stock. At the limit that attempt fails (``page_counter_try_charge``
+    adds, finds the usage over max, subtracts, counts a failure), and the
+    charge retries with n: a failure per charge, however small, the stock
+    never refilled. When n does not fit either, a charge that may block
+    reclaims ``max(n, fault_reclaim_pages)`` pages
+    (``try_to_free_mem_cgroup_pages``) and retries; a large-folio fault that
+    may not (``vma_thp_gfp_mask`` without MADV_HUGEPAGE) falls back to 4K
+    pages, the first of which reclaims. One cycle runs from one reclaim to
+    the next: the fallback range's 4K pages, then the large folios that fit
+    in what the reclaim left (:meth:`SwapModel.large_fault_share`'s steady
+    share), then the large charge that fails. With memsw accounting
+    (cgroup v1) the memsw counter is charged first and uncharged again
+    when the memory counter refuses. Measured on this project's KVM guest
+    (6.18, v1, one writer): memory.failcnt per page swapped out 1.024 at
+    4K, 0.376 at 16K, 0.625 at 64K (``data/kvm_6_18_memcg_failcnt``)."""
+    r = m.fault_reclaim_pages
+    n = max(1, m.folio_kb // PAGE_KB)
+    batch = int(m.switch("memcg_charge_batch"))
+    levels = MEMCG_LEVELS
+    memsw = not m.cgroup_v2
+    fail = 2.0 + (2.0 * levels if memsw else 0.0)  # add + sub at the memcg's counter; memsw charge + uncharge
+    ok = float(levels * (2 if memsw else 1))
+    below = 1.0 if n < batch else 0.0  # a charge below the batch tries the batch first
+    if n == 1 or m.madvise:  # every charge may reclaim: one cycle per reclaim of max(n, R) pages
+        pages = maximum(r, float(n))
+        folios = pages / n
+        return dict(updates=(folios * (below * fail + ok) + fail) / pages, failures=(folios * below + 1.0) / pages)
+    reclaims = maximum(1.0, n / r)  # the fallback range's 4K charges, and the reclaims among them
+    large = maximum(0.0, (r - n) / n)  # large folios that fit in what the reclaim left
+    pages = n * (1.0 + large)
+    updates = n * (fail + ok) + reclaims * fail + large * (below * fail + ok) \
+        + (1.0 + below) * fail
+    failures = n + reclaims + large * below + 1.0 + below
+    return dict(updates=updates / pages, failures=failures / pages)
+
+
+def memcg_failures_per_swapped_page(m) -> float:
+    """memory.failcnt's growth per page swapped out: each page swapped makes
+    room for one charged at the limit (:func:`memcg_charge_cycle`). The
+    memcg's first fill is reclaimed first (the LRU's oldest): where its
+    folios are larger than ``fault_reclaim_pages`` and leave whole, each
+    reclaim frees a folio's pages at once and the charges after it come
+    from the stock, about two failures (the large attempt, the 4K charge
+    that reclaims) per folio; 1 - s of the written pages are that fill, s
+    are swapped."""
+    if m.memcg_mb is None:
+        return 0.0
+    n = max(1, m.folio_kb // PAGE_KB)
+    cycle = memcg_charge_cycle(m)["failures"]
+    if n == 1 or not whole(m, m.folio_kb):
+        return cycle
+    s = m._swapped_share()
+    first = minimum(1.0, (1.0 - s) / s) * where(n > m.fault_reclaim_pages, 1.0, 0.0)
+    return first * 2.0 / n + (1.0 - first) * cycle
+
+
 def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
-    """page_counter updates (per folio written, per folio swapped out).
-    A charge below MEMCG_CHARGE_BATCH pages comes from the per-CPU stock,
-    refilled 64 pages at a time (``consume_stock`` / ``refill_stock``); a
-    larger one charges the counters itself. Swap-out uncharges each folio
-    leaving memory (``mem_cgroup_swapout``)."""
+    """page_counter updates (per folio written, per folio swapped out) that
+    move their cache line. Below the limit a charge under the batch comes
+    from the per-CPU stock, refilled a batch at a time (``consume_stock`` /
+    ``refill_stock``), and a larger one charges the counters itself; at the
+    limit (the written share that is swapped) every charge goes to the
+    counters, failed batch attempts and all (:func:`memcg_charge_cycle`).
+    Swap-out uncharges each folio leaving memory (``mem_cgroup_swapout``;
+    cgroup v2 also charges the swap counter, ``__mem_cgroup_try_charge_swap``).
+    An update moves its line when another CPU updated it last: for each
+    level, 1 - 1/k of them with k writers updating it (the memcg's own, all
+    of them at the root)."""
     if m.memcg_mb is None:
         return 0.0, 0.0
-    fault = 1.0 if pages >= MEMCG_CHARGE_BATCH else pages / MEMCG_CHARGE_BATCH
-    return fault, float(folios_out)
+    n = max(1, m.folio_kb // PAGE_KB)
+    batch = int(m.switch("memcg_charge_batch"))
+    ok = float(MEMCG_LEVELS * (1 if m.cgroup_v2 else 2))
+    stock = ok / (batch if n < batch else n)  # per page, below the limit
+    s = m._swapped_share()
+    per_page = s * memcg_charge_cycle(m)["updates"] + (1.0 - s) * stock
+    in_memcg, everyone = max(1.0, m.running / m.memcgs), max(1.0, float(m.running))
+    moved = ((1.0 - 1.0 / in_memcg) + (MEMCG_LEVELS - 1) * (1.0 - 1.0 / everyone)) / MEMCG_LEVELS
+    out = MEMCG_LEVELS * (2.0 if m.cgroup_v2 else 1.0)
+    return pages * per_page * moved, folios_out * out * moved
 
 
 def on_pcp(m, pages: int) -> bool:
