@@ -730,25 +730,40 @@ def test_delay_split_patch_value_is_checked():
     (dict(folio_kb=2048), (512 * 10 + 16 * 6 + 6) / 512, (512 + 16 + 1) / 512),
     # MADV_HUGEPAGE: the 2M charge may reclaim: one failure, a reclaim of 512, the charge
     (dict(folio_kb=2048, madvise=True), (4 + 6) / 512, 1 / 512),
-    # 128K on 6.0 (MEMCG_CHARGE_BATCH 32: no batch attempt) and 6.1 (64: one), R = 48: half a 128K fits
-    (dict(folio_kb=128, kernel="6.0", fault_reclaim_pages=48.0), (32 * 10 + 6 + 0.5 * 4 + 6) / 48,
-     (32 + 1 + 0 + 1) / 48),
+    # 128K on 6.0 (MEMCG_CHARGE_BATCH 32: no batch attempt for it) and 6.1 (64: one), R = 48: half a 128K
+    # fits; on 6.0 the 48-page margin is one and a half batches: half of it is charged a folio at a time
+    # (48 - (48 - 32) / 2 = 24 pages left after whole batches), the other half through 0.75 batch charges
+    (dict(folio_kb=128, kernel="6.0", fault_reclaim_pages=48.0), (0.5 * 32 * 10 + 0.5 * 4 + 2 * 6 + 0.75 * 4) / 48,
+     (0.5 * 32 + 2) / 48),
     (dict(folio_kb=128, kernel="6.1", fault_reclaim_pages=48.0), (32 * 10 + 6 + 0.5 * 10 + 2 * 6) / 48,
      (32 + 1 + 0.5 + 2) / 48),
 ], ids=["4K v1", "4K v2", "64K", "2M", "2M madvise", "128K 6.0", "128K 6.1"])
 def test_memcg_charges_at_the_limit_by_hand(cfg, updates, failures):
-    m = small(**{"fault_reclaim_pages": 32.0, **cfg})
+    m = small(**{"processes": 1, "memcg_mb": 512, "fault_reclaim_pages": 32.0, **cfg})
     c = paths.memcg_charge_cycle(m)
     assert c["updates"] == pytest.approx(updates, rel=1e-12)
     assert c["failures"] == pytest.approx(failures, rel=1e-12)
 
 
+def test_two_writers_reclaim_together_and_stock_whole_batches():
+    """Two 4K writers, R = 42: both reclaim when the margin runs out, 84 pages, between one and two batches:
+    96 - 84 / 2 = 54 of them are left after whole batches and charged a page at a time with a failed batch
+    attempt, 30 go through stocks. Per writer's 42 pages: 27 tried charges (10 updates each), one more
+    failure (6 updates), 30/84 x 42 / 64 batch charges (4 each)."""
+    m = small(processes=2, bytes_per_process=2**29, memcg_mb=512, fault_reclaim_pages=42.0, cpus=2)
+    c = paths.memcg_charge_cycle(m)
+    assert c["updates"] == pytest.approx((27 * 10 + 6 + 15 / 64 * 4) / 42, rel=1e-12)
+    assert c["failures"] == pytest.approx((27 + 1) / 42, rel=1e-12)
+
+
 def test_memcg_counter_lines_move_only_between_writers():
     """One writer keeps the counters' lines; two in one memcg find each line last written by the other half
-    the time, at both levels: a 4K page at the limit (s = 1/2) makes 10.1875 updates, below it 4/64."""
+    the time, at both levels. Two 4K writers, R = 32: their 64-page margin is one batch, which the linear
+    step still charges a page at a time, so a page at the limit (s = 1/2) makes 326/32 updates, as one
+    writer's, below it 4/64."""
     one = small(processes=1, bytes_per_process=2**30, memcg_mb=512, fault_reclaim_pages=32.0)
     assert paths.memcg_charges(one, 1, 1) == (0.0, 0.0)
     two = small(processes=2, bytes_per_process=2**29, memcg_mb=512, fault_reclaim_pages=32.0, cpus=2)
     fault, out = paths.memcg_charges(two, 1, 1)
-    assert fault == pytest.approx(0.5 * (0.5 * (326 / 32) + 0.5 * 4 / 64), rel=1e-12)
+    assert fault == pytest.approx(0.5 * (0.5 * 326 / 32 + 0.5 * 4 / 64), rel=1e-12)
     assert out == pytest.approx(0.5 * 2, rel=1e-12)  # mem_cgroup_swapout: the memory counter at both levels

@@ -72,10 +72,12 @@ class Kvm618MemcgFailcnt(Study):
     def sections(self) -> list[Section]:
         held = self.held_out()
         parts = held["configuration"].str.split(", ")
-        held = held.assign(kb=parts.str[1], p=parts.str[2])
+        held = held.assign(kb=parts.str[1], p=parts.str[2], size=parts.str[1].str.rstrip("K").astype(int))
+        held = held.sort_values(["metric", "p", "size"], ascending=[True, True, True], kind="stable")
         lines = [f"{'held out (mean of 3 runs)':<30} {'measured':>9} {'model':>9} {'90% band':>18}"]
         for (metric, kb, p), part in held.groupby(["metric", "kb", "p"], sort=False):
             name = "failcnt/page" if metric == FAILCNT else "large share %"
+            kb = {"2048K": "2M"}.get(kb, kb)
             lines.append(f"{name + ', ' + kb + ', ' + p:<30} {part['published'].mean():>9.3f} "
                          f"{part['predicted'].mean():>9.3f} [{part['lo'].mean():.3f}, {part['hi'].mean():.3f}]")
         lines.append("failcnt/page: memory.failcnt / pswpout; a charge per 64 pages would make it ~0.03")

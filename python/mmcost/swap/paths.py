@@ -272,39 +272,64 @@ def memcg_charge_cycle(m) -> dict[str, float]:
 
     A charge of n pages first tries ``batch = max(MEMCG_CHARGE_BATCH, n)``
     (:data:`memcg_charge_batch`: 32, 64 from v6.1) to refill the per-CPU
-    stock. At the limit that attempt fails (``page_counter_try_charge``
-    adds, finds the usage over max, subtracts, counts a failure), and the
-    charge retries with n: a failure per charge, however small, the stock
-    never refilled. When n does not fit either, a charge that may block
-    reclaims ``max(n, fault_reclaim_pages)`` pages
-    (``try_to_free_mem_cgroup_pages``) and retries; a large-folio fault that
-    may not (``vma_thp_gfp_mask`` without MADV_HUGEPAGE) falls back to 4K
-    pages, the first of which reclaims. One cycle runs from one reclaim to
-    the next: the fallback range's 4K pages, then the large folios that fit
-    in what the reclaim left (:meth:`SwapModel.large_fault_share`'s steady
-    share), then the large charge that fails. With memsw accounting
-    (cgroup v1) the memsw counter is charged first and uncharged again
-    when the memory counter refuses. Measured on this project's KVM guest
-    (6.18, v1, one writer): memory.failcnt per page swapped out 1.024 at
-    4K, 0.376 at 16K, 0.625 at 64K (``data/kvm_6_18_memcg_failcnt``)."""
+    stock. Where the margin below the limit is smaller than the batch that
+    attempt fails (``page_counter_try_charge`` adds, finds the usage over
+    max, subtracts, counts a failure) and the charge retries with its own
+    size. When n does not fit either, a charge that may block reclaims
+    ``max(n, fault_reclaim_pages)`` pages (``try_to_free_mem_cgroup_pages``)
+    and retries; a large-folio fault that may not (``vma_thp_gfp_mask``
+    without MADV_HUGEPAGE) falls back to 4K pages, the first of which
+    reclaims. One writer's cycle runs from one reclaim to the next: the
+    fallback range's 4K pages, the large folios that fit in what the
+    reclaim left (:meth:`SwapModel.large_fault_share`'s steady share), the
+    large charge that fails. With memsw accounting (cgroup v1) the memsw
+    counter is charged first and uncharged again when the memory counter
+    refuses.
+
+    k writers of one memcg at its limit run out of margin together and
+    reclaim together (each failing charge reclaims), so a margin of k times
+    the reclaim is there at once: whole batches of it go to the per-CPU
+    stocks, one charge each, and only the rest is charged a folio at a time
+    with a failed batch attempt: all of M = kR below a batch, half a batch
+    on average from two batches up, linearly between.
+
+    Measured on this project's KVM guest (6.18, v1, 256 MiB,
+    ``data/kvm_6_18_memcg_failcnt``): memory.failcnt per page swapped
+    1.024 at 4K, 0.376 at 16K, 0.625 at 64K with one writer (this cycle:
+    1.031, 0.436, 0.619 with R fitted to the runs' large-folio shares);
+    with two, 0.31-0.63 at 4K between repetitions, where this cycle makes
+    1.015 with that R (0.667 with the 4K runs' own R, 42): whether two
+    writers reclaim in step changes from run to run."""
     r = m.fault_reclaim_pages
     n = max(1, m.folio_kb // PAGE_KB)
     batch = int(m.switch("memcg_charge_batch"))
-    levels = MEMCG_LEVELS
     memsw = not m.cgroup_v2
-    fail = 2.0 + (2.0 * levels if memsw else 0.0)  # add + sub at the memcg's counter; memsw charge + uncharge
-    ok = float(levels * (2 if memsw else 1))
+    fail = 2.0 + (2.0 * MEMCG_LEVELS if memsw else 0.0)  # add + sub at the memcg's counter; memsw charge + uncharge
+    ok = float(MEMCG_LEVELS * (2 if memsw else 1))
     below = 1.0 if n < batch else 0.0  # a charge below the batch tries the batch first
+    # one writer's cycle, per cycle: charges that try a batch first and then succeed (`tried`), batch attempts
+    # of the charge that then fails (`tried_fail`), charges without a batch attempt (`direct`), and failures
+    # that are not batch attempts (`other`)
     if n == 1 or m.madvise:  # every charge may reclaim: one cycle per reclaim of max(n, R) pages
         pages = maximum(r, float(n))
-        folios = pages / n
-        return dict(updates=(folios * (below * fail + ok) + fail) / pages, failures=(folios * below + 1.0) / pages)
-    reclaims = maximum(1.0, n / r)  # the fallback range's 4K charges, and the reclaims among them
-    large = maximum(0.0, (r - n) / n)  # large folios that fit in what the reclaim left
-    pages = n * (1.0 + large)
-    updates = n * (fail + ok) + reclaims * fail + large * (below * fail + ok) \
-        + (1.0 + below) * fail
-    failures = n + reclaims + large * below + 1.0 + below
+        tried, tried_fail, direct, other = below * pages / n, 0.0, (1.0 - below) * pages / n, 1.0
+    else:
+        reclaims = maximum(1.0, n / r)  # the fallback range's 4K charges, and the reclaims among them
+        large = maximum(0.0, (r - n) / n)  # large folios that fit in what the reclaim left
+        pages = n * (1.0 + large)
+        tried, tried_fail, direct = n + below * large, below, (1.0 - below) * large
+        other = reclaims + 1.0  # the reclaiming 4K charges' second failures; the failing large charge's
+    # k writers reclaiming together: a margin M = kR, of which whole batches go to stocks (one charge each)
+    k = max(1.0, m.running / m.memcgs)
+    margin = k * r
+    # what is left of it after whole batches: all of it below a batch; from two batches up half a batch on
+    # average (margins vary by more than a batch: whose reclaims end together, how far each overshoots);
+    # linear between, so that a margin never leaves more than a smaller one
+    left = where(margin < batch, margin, maximum(batch / 2.0, 1.5 * batch - margin / 2.0))
+    rest = left / margin  # the share of the margin charged a folio at a time
+    stocked = (1.0 - rest) * pages / batch  # batch charges per cycle, each serving `batch` pages
+    updates = rest * (tried * (fail + ok) + tried_fail * fail) + direct * ok + other * fail + stocked * ok
+    failures = rest * (tried + tried_fail) + other
     return dict(updates=updates / pages, failures=failures / pages)
 
 
