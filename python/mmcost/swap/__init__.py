@@ -64,6 +64,15 @@ DES (``solve("simulated")``). At most ``cpus``
 writers run at once (a spinlock holder is not preempted), so more tasks than
 CPUs time-share the CPUs. Times in microseconds.
 
+The memcg at its limit: every charge smaller than MEMCG_CHARGE_BATCH first
+tries a whole batch for the per-CPU stock and fails (memory.failcnt counts
+it), then charges its own pages; writers that reclaim together leave whole
+batches for the stocks (:func:`mmcost.swap.paths.memcg_charge_cycle`). The
+counter updates cost a cache line each only where another writer updated
+the line last. ``memcg_failcnt_per_swapped_page`` is the model's
+memory.failcnt per page swapped, checked on this kernel
+(``data/kvm_6_18_memcg_failcnt``).
+
 Swap-in: :class:`SwapInModel` is the same write phase followed by a
 read-back (usemem-style, sequential or random) that faults the pages in
 again from a SWP_SYNCHRONOUS_IO device (zram, brd, pmem): ``do_swap_page``
