@@ -32,13 +32,12 @@ import warnings
 
 import pandas as pd
 
-from .. import datasets
 from ..measure.profile import as_cpu_model, load
 from ..measure.verify import model_rows, verify
 from ..swap import SwapModel
 from ._study import Section, Study
 
-PROFILE = "profile_b.toml"
+PROFILE = ("kvm_6_18_machine", "profile_b.toml")
 
 
 class Kvm618Machine(Study):
@@ -48,14 +47,14 @@ class Kvm618Machine(Study):
             'CPUs moved, which one writer does not pay)')
     mechanism = SwapModel
     free = ()
-
-    def profile_path(self) -> str:
-        return str(datasets.path(self.id) / PROFILE)
+    PROFILE = PROFILE
 
     def model(self, cpu_model: str | None = None) -> SwapModel:
-        """The source's defaults with ``cpu_model`` the bundled profile (or another preset or profile)."""
-        src = dict(self.source().get("model", {}))
-        src["cpu_model"] = cpu_model or self.profile_path()
+        """The source's defaults with ``cpu_model`` the bundled profile (:attr:`Study.PROFILE`), or
+        another preset or profile to compare with."""
+        src = self._model_fields()
+        if cpu_model:
+            src["cpu_model"] = cpu_model
         return SwapModel(**src)
 
     def runs(self) -> pd.DataFrame:
@@ -65,11 +64,21 @@ class Kvm618Machine(Study):
         """:func:`verify` with nothing fitted, every run predicted (cached per CPU model)."""
         cache = self.__dict__.setdefault("_verified", {})
         if cpu_model not in cache:
+            # this VM's profile: with the study's fit (the profile and priors alone; in leave-one-source-out
+            # the joint fit's shared costs, Study.fit); another CPU model: its priors alone
+            fit = self.fit() if cpu_model is None else None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # (a band's dropped draws are counted in its table)
                 cache[cpu_model] = verify(self.data(), None, model=self.model(cpu_model), n_samples=100, seed=3,
-                                          level=self.level)
+                                          level=self.level, fit=fit)
         return cache[cpu_model]
+
+    def fit_rows(self) -> pd.DataFrame:
+        """Every run's per-process throughput: nothing of the study is fitted to them (``free`` is
+        empty), but as a member of the joint fit they say what this machine's shared costs are
+        (its machine factor, the era's kernel-path costs) for the other studies on it."""
+        r = self.runs()
+        return r[r["metric"] == "usemem_throughput_kib_s"].reset_index(drop=True)
 
     def fitted_rows(self):
         return []
@@ -115,7 +124,7 @@ class Kvm618Machine(Study):
         return str(path)
 
     def sections(self) -> list[Section]:
-        cpu = as_cpu_model(load(self.profile_path()), PROFILE)
+        cpu = as_cpu_model(load(self.profile_path()), PROFILE[1])
         lines = [f"{'measured cost':<28} {'value':>9} {'prior sd':>9}"]
         for name in ("irq_us", "ipi_send_us", "vm_exit_us", "core_write_gb_s", "fault_us_per_folio", "pte_us",
                      "compress_us_per_page@lzo-rle", "compression_ratio@lzo-rle", "compress_us_per_page@lz4",

@@ -40,7 +40,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import datasets
 from ..measure.load import busy_runs
 from ..swap import SwapInModel
 from ._study import Section, Study, repetition_sd
@@ -82,16 +81,9 @@ class Kvm618Swapin(Study):
          "large-folio share and shootdowns per page are predicted from them, as ratios)"),
     )
 
+    PROFILE = PROFILE  # (Study.model() puts it in cpu_model, after checking the runs' boot_id is its)
+
     # --- the source ---------------------------------------------------------------------------
-    def profile_path(self) -> str:
-        return str(datasets.path(PROFILE[0]) / PROFILE[1])
-
-    def model(self) -> SwapInModel:
-        """The source's ``[model]`` with ``cpu_model`` this VM's machine profile."""
-        src = dict(self.source().get("model", {}))
-        src["cpu_model"] = self.profile_path()
-        return SwapInModel(**src)
-
     def runs(self) -> pd.DataFrame:
         """One row per run: its configuration, ``order`` (seq, rand), ``busy`` (why the machine was
         busy, :func:`mmcost.measure.load.busy_runs`; "" when not) and the numbers of :data:`_PER_RUN`
