@@ -188,6 +188,12 @@ def roles_text(study) -> str:
         parts.append(f"{local} = {g} ({who})")
     head = "In the joint fit (mmcost.corpus), fitted here: " if fitted else \
         "In the joint fit (mmcost.corpus), nothing fitted here; predicted with: "
+    if not parts and getattr(study, "PROFILE", None) is not None and frame_rows(study) is not None:
+        cpu = machine(used_model(study))
+        return ("In the joint fit (mmcost.corpus): nothing fitted here; a member for its runs on a measured "
+                f"machine ({cpu}): they set the costs it shares with the other studies there (its machine "
+                f"factor log_machine@cpu:{cpu}, the era's kernel-path costs), and leaving it out it is predicted "
+                "with the others' values of them; its profile's measured costs at their priors.")
     if not parts:
         return "In the joint fit (mmcost.corpus): nothing fitted here or shared; predicted from its priors."
     return head + "; ".join(parts) + "."
