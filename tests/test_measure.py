@@ -221,6 +221,21 @@ def test_verify_predicts_the_runs_it_did_not_fit():
         verify(runs, "processes > 5")
 
 
+def test_verify_predicts_with_a_fit_handed_in_and_only_for_fit_query_none():
+    """fit=: every run predicted with that fit's model (leave-one-source-out hands in a joint fit's
+    shared costs), whatever ``model`` is; the same numbers as that model's own priors-only verify."""
+    from mmcost.fit import FitResult
+    from mmcost.swap import SwapModel
+
+    runs = mmcost.datasets.load("kvm_6_18_usemem")
+    slow = SwapModel(virtualized=True, cpus=2, kernel="6.18").with_parameters(compress_us_per_page={"value": 40.0})
+    own = verify(runs, None, model=slow, n_samples=10, seed=1)["table"]
+    handed = verify(runs, None, model=SwapModel(), fit=FitResult.of_priors(slow), n_samples=10, seed=1)["table"]
+    assert handed[["best", "lo", "hi"]].to_numpy() == pytest.approx(own[["best", "lo", "hi"]].to_numpy())
+    with pytest.raises(ValueError, match="fit_query=None only"):
+        verify(runs, "processes == 1", fit=FitResult.of_priors(slow))
+
+
 def _can_measure() -> str:
     if os.geteuid() != 0:
         return "not root"

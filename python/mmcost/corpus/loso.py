@@ -97,7 +97,7 @@ def source_rows(study, joint, fallback, is_member: bool) -> pd.DataFrame:
         except NotImplementedError:  # (no fit() of its own: it predicts from its priors)
             pass
     parts = []
-    if is_member and not conditional:
+    if is_member and not conditional and study.free:  # (a member that frees nothing: its rows are all held out)
         rows = _rows(study.id).reset_index(drop=True)
         pred = fit.predict(rows, level=LEVEL, n_samples=N_SAMPLES, seed=0, fixed_priors=True)
         parts.append(pd.DataFrame({"kind": "fitted", "metric": rows["metric"], "configuration": "",

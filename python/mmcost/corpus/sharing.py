@@ -9,7 +9,10 @@ study predicting with another source's fit is on that source's machine):
 - a value from a CPU preset or a machine profile (a per-primitive cost: a
   TLBI, an IPI) is one global parameter per field and CPU model
   (``tlbi_us@cpu:ampere-altra``): a primitive's price is the CPU's,
-  whatever the kernel;
+  whatever the kernel; a profile's is the measured machine's
+  (``irq_us@cpu:boot:1901ae91``, :func:`profile_machine`), its prior the
+  measurement with its spread: every study whose runs ran there
+  (``Study.PROFILE``) shares it, a study of another machine never does;
 - the class default, with a prior (a kernel path's cost per page or folio),
   is one per field and kernel era (``reclaim_us_per_folio@era:6``), times
   the machine's speed factor ``log_machine@cpu:<model>``;
@@ -61,11 +64,27 @@ def era(model) -> str | None:
 
 
 def machine(model) -> str:
-    """The CPU model a mechanism describes (its ``cpu_model`` field, or its arch's generic preset)."""
+    """The CPU model a mechanism describes: its ``cpu_model`` preset, or its arch's generic preset; for
+    a machine profile (``cpu_model`` a ``.toml`` of ``mmcost measure machine``), the machine it was
+    measured on (:func:`profile_machine`), so that every study on that machine shares its costs and
+    no study on another machine does, whatever the file is called."""
     cpu = getattr(model, "cpu_model", None)
+    if cpu and str(cpu).strip().lower().endswith(".toml"):
+        return profile_machine(str(cpu))
     if cpu:
-        return str(cpu).rsplit("/", 1)[-1]  # a profile's path: its file name
+        return str(cpu)
     return f"generic-{getattr(model, 'arch', None) or 'x86'}"
+
+
+def profile_machine(path: str) -> str:
+    """The machine a profile was measured on, as a sharing key: ``boot:<boot_id's
+    first 8 hex digits>`` (``boot:1901ae91``) where its ``[machine]`` recorded one (two profiles of one boot, profile_a and
+    profile_b, are one machine), else ``profile:<its id>`` (:func:`mmcost.measure.profile.profile_id`,
+    the content's hash: two files of one name from two machines are two)."""
+    from ..measure.profile import load, profile_id
+
+    boot = str(load(path).description.get("boot_id") or "").strip()
+    return f"boot:{boot[:8]}" if boot else f"profile:{profile_id(path)}"
 
 
 def used_model(study):
@@ -169,6 +188,12 @@ def roles_text(study) -> str:
         parts.append(f"{local} = {g} ({who})")
     head = "In the joint fit (mmcost.corpus), fitted here: " if fitted else \
         "In the joint fit (mmcost.corpus), nothing fitted here; predicted with: "
+    if not parts and getattr(study, "PROFILE", None) is not None and frame_rows(study) is not None:
+        cpu = machine(used_model(study))
+        return ("In the joint fit (mmcost.corpus): nothing fitted here; a member for its runs on a measured "
+                f"machine ({cpu}): they set the costs it shares with the other studies there (its machine "
+                f"factor log_machine@cpu:{cpu}, the era's kernel-path costs), and leaving it out it is predicted "
+                "with the others' values of them; its profile's measured costs at their priors.")
     if not parts:
         return "In the joint fit (mmcost.corpus): nothing fitted here or shared; predicted from its priors."
     return head + "; ".join(parts) + "."

@@ -1,6 +1,7 @@
 """The bundled sources as members of one joint fit: :func:`fit_all`.
 
-Each study that fits rows of its own is a member, with the model it fits
+Each study that fits rows of its own is a member (and a study on a measured
+machine, ``Study.PROFILE``, that has rows but frees nothing), with the model it fits
 (its source's configuration, variants and kernel) and every parameter that
 :mod:`.sharing` maps to a global one linked to it: the parameters some study
 fits, and the same quantities wherever another source's model uses them. A
@@ -31,7 +32,10 @@ def _candidates(names) -> list:
     for name in names:
         study = studies.get(name)
         rows = _rows(name)
-        if rows is None or not study.free:
+        # a member fits something, or its runs ran on a measured machine (Study.PROFILE): its rows then
+        # tell the joint fit what that machine's shared costs are (its machine factor, the era's costs) for
+        # every other study on it, even when it frees nothing of its own
+        if rows is None or not (study.free or study.PROFILE is not None):
             continue
         if any(rows.reset_index(drop=True).equals(r) for r in seen):  # another study's rows: fitted once
             continue

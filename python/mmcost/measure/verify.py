@@ -213,10 +213,13 @@ def _own_structural_error(fit: FitResult, frame: pd.DataFrame, cols: list[str]) 
 
 def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("reclaim_us_per_folio", "core_write_gb_s"),
            model: SwapModel | None = None, level: float = 0.9, n_samples: int = 100, seed: int = 0,
-           tolerance: float = 0.01) -> dict:
+           tolerance: float = 0.01, fit: FitResult | None = None) -> dict:
     """Fit on ``runs.query(fit_query)``'s configurations, predict the others
     (``fit_query=None``: fit nothing, predict every run from ``model``'s
-    values and priors: a machine profile's measured costs, say).
+    values and priors: a machine profile's measured costs, say; ``fit``, with
+    ``fit_query=None``: predict with that fit instead, its covariance and the
+    fixed costs' priors, e.g. a joint fit's shared costs transplanted onto
+    ``model``, :meth:`mmcost.corpus.JointFit.transplant`).
 
     Returns ``fit``, ``table`` (per held-out configuration and metric: runs,
     ``busy_runs``, how many of them ran on a busy machine, kept:
@@ -242,8 +245,13 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     m = model or SwapModel()
     cols = _model_columns(m, rows)
     tau = 0.0
-    if fit_query is None:  # nothing fitted: every run predicted from the model's values and priors
-        held, fit = rows, FitResult.of_priors(m)
+    if fit is not None and fit_query is not None:
+        raise ValueError("verify: fit= is a fit to predict with, for fit_query=None only")
+    if fit is not None:
+        m = fit.model
+        cols = _model_columns(m, rows)
+    if fit_query is None:  # nothing fitted here: every run predicted from the model's (or fit's) values and priors
+        held, fit = rows, (fit if fit is not None else FitResult.of_priors(m))
     else:
         try:
             chosen = rows.query(fit_query)
@@ -310,9 +318,9 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
 _RUN_IDS = (("machine_profile", "profile"), ("boot_id", "boot_id"), ("kernel", "kernel"))
 
 
-def machine_match(runs: pd.DataFrame, model: SwapModel) -> dict:
-    """Whether ``model``'s machine profile (``cpu_model=<profile.toml>``) was
-    measured on the machine the runs ran on.
+def machine_match(runs: pd.DataFrame, model) -> dict:
+    """Whether ``model``'s machine profile (``cpu_model=<profile.toml>``; or
+    ``model`` a profile's path) was measured on the machine the runs ran on.
 
     Per-primitive costs differ between VMs of one kind (one flush IPI cost
     1.3, 11.4 and 28.6 us on three of this project's 6.18 guests), so a
@@ -327,7 +335,7 @@ def machine_match(runs: pd.DataFrame, model: SwapModel) -> dict:
     themselves, ``unknown``: nothing to compare, or ``""`` when the model uses
     no profile), ``by`` (the record compared) and ``text`` (one sentence, or
     empty)."""
-    name = model.cpu_model
+    name = model if isinstance(model, str) else getattr(model, "cpu_model", None)
     if not (isinstance(name, str) and name.strip().lower().endswith(".toml")):
         return dict(status="", by="", text="")
     from .profile import load, profile_id

@@ -57,6 +57,15 @@ class Study:
     #: where this source's leave-one-source-out misses point (a mechanism missing or a prior wrong on its
     #: machine), for the report's table; "" where nothing is known to miss
     miss: ClassVar[str] = ""
+    #: the machine profile (``mmcost measure machine``) measured on the machine this source's runs ran on:
+    #: (its data folder, its file name), or None. :meth:`model` then sets ``cpu_model`` to it, so every cost
+    #: the profile measured replaces the preset's with a prior centred on the measurement, its width the
+    #: rounds' spread plus ``cpu_models.MEASURED_ALLOWANCE`` (the one table of which profile cost is which
+    #: field: :func:`mmcost.measure.profile.as_cpu_model`), and the joint fit keys those costs by the
+    #: profile's machine (:func:`mmcost.corpus.sharing.machine`), so every study on that machine shares them.
+    #: Refused (ValueError) unless the runs record that machine (:meth:`machine`): a profile of another VM
+    #: of the same kind is not a measurement of this one (a flush IPI cost 1.3-28.6 us on three 6.18 guests).
+    PROFILE: ClassVar[tuple[str, str] | None] = None
 
     def __init__(self):
         self._fit: FitResult | None = None
@@ -85,16 +94,60 @@ class Study:
         return datasets.source(self.id)
 
     def model(self):
-        """The mechanism with this source's defaults (``[model]``) and variants."""
+        """The mechanism with this source's defaults (``[model]``) and variants;
+        ``cpu_model`` the machine profile of :attr:`PROFILE` where it is set."""
         src = self.source()
-        return self.mechanism(**src.get("model", {}), variants=dict(src.get("variants", {})))
+        return self.mechanism(**self._model_fields(), variants=dict(src.get("variants", {})))
+
+    def _model_fields(self) -> dict:
+        """``[model]`` of source.toml, with ``cpu_model`` :meth:`profile_path` when :attr:`PROFILE` is set
+        (after :meth:`machine` said the runs ran where the profile was measured)."""
+        fields = dict(self.source().get("model", {}))
+        if self.PROFILE is not None:
+            self.machine()
+            fields["cpu_model"] = self.profile_path()
+        return fields
+
+    def profile_path(self) -> str | None:
+        """The path of :attr:`PROFILE`'s file, or None without one."""
+        if self.PROFILE is None:
+            return None
+        folder, name = self.PROFILE
+        return str(datasets.path(folder) / name)
+
+    def machine(self) -> dict:
+        """Whether :attr:`PROFILE` was measured on the machine of this source's
+        runs (:func:`mmcost.measure.verify.machine_match` on :meth:`data`: the
+        runs' ``machine_profile``, else ``boot_id``, else ``kernel`` build,
+        against the profile's): its ``status``, ``by`` and ``text``. Raises
+        ValueError naming the study, the profile and the record compared
+        unless the status is ``same``; ``{}`` without a profile."""
+        if self.PROFILE is None:
+            return {}
+        if self.__dict__.get("_machine") is None:
+            from ..measure.verify import machine_match
+
+            got = machine_match(self.data(), self.profile_path())
+            if got["status"] != "same":
+                raise ValueError(f"study {self.id}: PROFILE {'/'.join(self.PROFILE)} is not the machine of its "
+                                 f"runs ({got['status']}{', by ' + got['by'] if got['by'] else ''}): "
+                                 f"{got['text']} A profile of another machine is at most a prior, not this one's "
+                                 "measured costs.")
+            self._machine = got
+        return dict(self._machine)
 
     # --- the fit --------------------------------------------------------------------------
     def fit_rows(self) -> pd.DataFrame:
         raise NotImplementedError
 
     def fit(self) -> FitResult:
-        """The study's fit of its mechanism to its source (computed once)."""
+        """The study's fit of its mechanism to its source (computed once). A
+        study on a measured machine (:attr:`PROFILE`) that frees nothing is
+        fitted to nothing: its fit is the profile's costs and the priors
+        alone (:meth:`FitResult.of_priors`), which leave-one-source-out
+        replaces with the joint fit's shared costs, as any source's."""
+        if self._fit is None and not self.free and self.PROFILE is not None:
+            self._fit = FitResult.of_priors(self.model())
         if self._fit is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotIdentifiableWarning)

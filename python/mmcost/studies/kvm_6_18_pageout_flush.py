@@ -35,7 +35,9 @@ PER_FOLIO = ("tlb_shootdowns_per_folio", "ipi_receive_us_per_folio", "flush_ipi_
 class Kvm618PageoutFlush(Study):
     id = "kvm_6_18_pageout_flush"
     miss = ("a flush IPI's VM exit is 1 us at its prior against about 6.5 us fitted here: a machine's cost, "
-            'measured by mmcost measure machine (issue 34), not carried by any other source')
+            'measured by mmcost measure machine (issue 34), not carried by any other source; its runs '
+            '(6.18.44-fc-v1045, 2026-12-02) ran on another VM than the one profile (kvm_6_18_machine, '
+            'fc-v1147, boot 1901ae91) measures, so that profile is not its measurement')
     mechanism = TlbModel
     free = ("vm_exit_us",)
 

@@ -40,7 +40,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import datasets
 from ..measure.load import busy_runs
 from ..swap import SwapInModel
 from ._study import Section, Study, repetition_sd
@@ -72,26 +71,21 @@ class Kvm618Swapin(Study):
     id = "kvm_6_18_swapin"
     mechanism = SwapInModel
     free = ("swapin_us_per_folio", "decompress_us_per_page")
-    miss = ("left out, its own costs go back to their priors (swapin_us_per_folio is its own, decompression at "
-            "lzbench's 9 us per page, 20 times what it fits, and no other member on profile_b sets the machine "
-            "factor): read-back KiB/s then miss by 24% (median, both ways); and pswpin, within 0.02% of the "
-            "pages, misses 2 sigma of a spread of a few pages by the writers' 15-20 other pages in the memcg")
+    miss = ("left out, its own costs go back to their priors: swapin_us_per_folio (no other source has it) and "
+            "the decompression at lzbench's 9 us per page, 20 times what it fits (the profile measures zram's "
+            "writes, not its reads); this VM's machine factor comes from kvm_6_18_machine's swap-out runs (x2.1 "
+            "on the era's costs; this study alone fits x1.8) and no longer offsets that prior, so read-back "
+            "KiB/s are predicted 28% too slow (median); and pswpin, within 0.02% of the pages, misses 2 sigma of "
+            "a spread of a few pages by the writers' 15-20 other pages in the memcg")
     NOT_EXPRESSIBLE = (
         ({"metric": "~^(?!swapin_throughput_kib_s$|pswpin_count$|pgmajfault_count$)"},
          "inputs of the model (bytes, folio sizes) or counters and times it does not predict per row (the "
          "large-folio share and shootdowns per page are predicted from them, as ratios)"),
     )
 
+    PROFILE = PROFILE  # (Study.model() puts it in cpu_model, after checking the runs' boot_id is its)
+
     # --- the source ---------------------------------------------------------------------------
-    def profile_path(self) -> str:
-        return str(datasets.path(PROFILE[0]) / PROFILE[1])
-
-    def model(self) -> SwapInModel:
-        """The source's ``[model]`` with ``cpu_model`` this VM's machine profile."""
-        src = dict(self.source().get("model", {}))
-        src["cpu_model"] = self.profile_path()
-        return SwapInModel(**src)
-
     def runs(self) -> pd.DataFrame:
         """One row per run: its configuration, ``order`` (seq, rand), ``busy`` (why the machine was
         busy, :func:`mmcost.measure.load.busy_runs`; "" when not) and the numbers of :data:`_PER_RUN`
