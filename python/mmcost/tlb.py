@@ -31,7 +31,8 @@ One description (:class:`TlbModel`), two solvers that check each other:
 
 Costs (:class:`TlbCosts`) turn rates into CPU time per cause: IPIs (and a
 guest's VM exits), the sender's wait for acknowledgements with its own flush
-overlapped, local flushes (twice under PTI), refill misses from each
+overlapped (from v5.13; one flush's time is :func:`flush_cost`, shared with
+``mmcost.swap``), local flushes (twice under PTI), refill misses from each
 :class:`TlbStream`'s working set after a full flush (or a user-PCID flush
 under PTI without INVPCID), the paging-structure caches every flush drops,
 the kernel translations each IPI brings, and broadcast invalidation (arm64
@@ -1389,7 +1390,11 @@ class TlbResult:
         ``ack_wait``: ``flush_tlb_multi`` -> ``smp_call_function_many_cond``
         sends the IPIs, runs the local flush, then waits for the remote
         handlers; the local flush overlaps the remote ones, so the sender
-        waits one interrupt delivery and handler past its own flush."""
+        waits one interrupt delivery and handler past its own flush. (This
+        is :func:`flush_cost`'s wait for a sender in the mask on v5.13 and
+        later; a sender outside it, kswapd, also waits for the target's own
+        flush, and before v5.13 every sender does: per round that is one
+        more local flush's time, not counted here.)"""
         return pd.DataFrame({"cpu_share": self._shares()}).rename_axis("cause")
 
     def _shares(self) -> dict[str, float]:
