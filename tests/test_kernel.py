@@ -20,7 +20,15 @@ BOUNDARIES = [
     ("swapin_mthp", "6.11", "6.12", False, True),               # 242d12c98174
     ("swap_table", "6.17", "6.18", False, True),                # swap table phase I (series)
     ("swapin_skip_swapcache", "6.19", "7.0", True, False),      # swap table phase II (series, after v6.18)
+    ("pv_tlb_flush", "4.15", "4.16", False, True),              # 858a43aae235, kvm_flush_tlb_others
+    ("concurrent_flush", "5.12", "5.13", False, True),          # 4ce94eabac16, flush_tlb_multi
 ]
+
+
+@pytest.mark.parametrize("switch", ["pv_tlb_flush", "concurrent_flush"])
+def test_the_x86_ipi_flush_changes_are_x86_only(switch):
+    # kvm_flush_tlb_multi is arch/x86/kernel/kvm.c's; arm64 broadcasts TLBIs with no IPI to order or skip
+    assert switch not in kernel.features("6.18", "arm64")
 
 
 @pytest.mark.parametrize("switch, before, at, old, new", BOUNDARIES, ids=[f"{b[0]}@{b[2]}" for b in BOUNDARIES])

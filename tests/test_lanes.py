@@ -199,12 +199,12 @@ TLB_BASES = {
 
 
 def tlb_draws(base: TlbModel, rng, n=N) -> list[TlbModel]:
-    """Every float parameter moved by up to 50%; the natural flush rate 0 in
+    """Every nonzero float parameter moved by up to 50%; the natural flush rate 0 in
     every third (the in-step branch of migrc's rounds)."""
     out = []
     for i in range(n):
         values = {name: float(np.clip(p.value * rng.uniform(0.5, 1.5), p.lower, p.upper))
-                  for name, p in base.params.items() if "@" not in name}
+                  for name, p in base.params.items() if "@" not in name and p.value != 0}  # (0 x u is 0)
         if "natural_flush_rate_per_s" in values:
             values["natural_flush_rate_per_s"] = 0.0 if i % 3 == 0 else values["natural_flush_rate_per_s"]
         out.append(base.set(**values))

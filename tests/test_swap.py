@@ -767,3 +767,22 @@ def test_memcg_counter_lines_move_only_between_writers():
     fault, out = paths.memcg_charges(two, 1, 1)
     assert fault == pytest.approx(0.5 * (0.5 * 326 / 32 + 0.5 * 4 / 64), rel=1e-12)
     assert out == pytest.approx(0.5 * 2, rel=1e-12)  # mem_cgroup_swapout: the memory counter at both levels
+
+
+def test_a_guest_s_pv_tlb_flush_sends_no_ipi_to_a_preempted_vcpu():
+    """kvm_flush_tlb_multi (v4.16): a target preempted a quarter of its time is flushed by the host at its
+    next VM entry. One process on 5 vCPUs: a page flush reaches the 4 others; 3 of them are IPI'd."""
+    from mmcost.swap import paths
+
+    base = dict(processes=1, threads=5, cpus=5, memcg_mb=256, virtualized=True, irq_us=1.1, ipi_send_us=0.7,
+                invlpg_us=0.13, vm_exit_us=2.9)
+    on = paths.flush(small(**base, preempted_share=0.25), 1, 1, False)
+    # 3 IPIs (0.7 each), one PV IPI hypercall (2.9), one wait for a handler (1.1 + 0.13), the local INVLPG under it
+    assert on["sender"] == pytest.approx(3 * 0.7 + 2.9 + 1.1 + 0.13, rel=1e-12)
+    assert on["shootdowns"] == pytest.approx(3.0, rel=1e-12)
+    assert on["targets"] == pytest.approx(3 * (1.1 + 0.13) + 0.13, rel=1e-12)
+    # before v4.16, or on a dedicated vCPU (the default share, 0), every target is IPI'd
+    for m in (small(**base, preempted_share=0.25, kernel="4.15", pv_ipi=True), small(**base)):
+        assert paths.flush(m, 1, 1, False)["shootdowns"] == pytest.approx(4.0, rel=1e-12)
+    with pytest.raises(ValueError, match="preempted_share"):
+        small(**base, preempted_share=-0.1)

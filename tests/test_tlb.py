@@ -638,3 +638,117 @@ def test_a_measured_refill_cost_replaces_the_nested_walk_for_every_walk_charged(
     # bare metal: a measured refill is the machine's walk too, no factor either way
     bare = TlbModel(**{**base, "virtualized": False}, costs=TlbCosts(walk_ns=30.0, refill_ns=15.0)).analytic()
     assert bare.costs()["cpu_share"]["refill_misses"] == pytest.approx(share["refill_misses"], rel=1e-12)
+
+
+# --- one flush cost for TlbModel and SwapModel (mmcost.tlb.flush_cost) ----------------------------------------
+# primitive costs (us) chosen so that no two sums coincide
+IRQ, SEND, FULL, INVLPG, EXIT = 1.1, 0.7, 0.3, 0.13, 2.9
+
+
+def _hand_sender(t, loc, own, virt, pv_ipi, posted, concurrent):
+    """One flush's sender time from the kernel's order of events, by cases: ``a`` the chance of a remote
+    target (t <= 1: exactly t), ``loc`` of the sender's own CPU being in the mask, independently."""
+    a = min(1.0, t)
+    exit_recv = EXIT if virt and not posted else 0.0
+    send = t * SEND + ((a if pv_ipi else t) * EXIT if virt else 0.0)
+    remote = IRQ + exit_recv + own  # IPI delivered, handler entered, own flush, csd unlocked
+    if concurrent:  # smp_call_function_many_cond: send, run_local, csd_lock_wait
+        with_local = a * max(own, remote) + (1 - a) * own
+        return send + loc * with_local + (1 - loc) * a * remote
+    return loc * own + send + a * remote  # flush_tlb_func_local, then flush_tlb_others (send, wait)
+
+
+FLUSH_CASES = [  # (processes, threads, cpus, folios): each process one mm on `threads` CPUs
+    (1, 2, 2, 1),   # one target, the sender's own mm: t = 1, local = 1
+    (2, 1, 2, 1),   # the other process's folio half the time: t = 1/2, local = 1/2
+    (4, 2, 8, 1),   # t = (2 - 1)/4 + 3 x 2/4 = 7/4, local = 1/4
+    (4, 2, 8, 32),  # a batch of 32 folios: nearly every mm
+]
+
+
+@pytest.mark.parametrize("processes, threads, cpus, folios", FLUSH_CASES)
+@pytest.mark.parametrize("virt, pv_ipi, posted", [(False, False, True), (True, False, True), (True, True, True),
+                                                  (True, False, False), (True, True, False)])
+@pytest.mark.parametrize("kernel", ["6.18", "5.12"])
+def test_tlb_and_swap_models_charge_one_flush_the_same_hand_derived_time(processes, threads, cpus, folios, virt,
+                                                                        pv_ipi, posted, kernel):
+    from mmcost.swap import SwapModel
+    from mmcost.swap import paths
+
+    hit = 1 - (1 - 1 / processes) ** folios  # a given mm owns one of the flushed folios
+    t = min(cpus - 1, (threads - 1) * hit + (processes - 1) * threads * hit)
+    concurrent = kernel == "6.18"  # 4ce94eabac16, v5.13
+    tlb = TlbModel(cpus=cpus, mm_cpus=threads, mms=processes, sender_in_mm=True, virtualized=virt, pv_ipi=pv_ipi,
+                   pti=False, invlpgb=False, kernel=kernel, policy="batched",
+                   costs=TlbCosts(irq_us=IRQ, ipi_send_us=SEND, full_flush_us=FULL, invlpg_us=INVLPG,
+                                  vm_exit_us=EXIT, posted_interrupts=posted)).analytic()
+    walks, walk_ns = 5.0, 40.0
+    swap = SwapModel(processes=processes, threads=threads, cpus=cpus, bytes_per_process=2**30, memcg_mb=256,
+                     swap_device="brd", cpu_model="generic-x86", kernel=kernel, virtualized=virt, pv_ipi=pv_ipi,
+                     irq_us=IRQ, ipi_send_us=SEND, full_flush_us=FULL, invlpg_us=INVLPG, vm_exit_us=EXIT,
+                     posted_interrupts=posted, refill_pages_per_full_flush=walks, walk_ns=walk_ns)
+    refill = walks * walk_ns * 1e-3 * (swap.nested_walk_factor if virt else 1.0)
+    for own, full in ((INVLPG, False), (FULL, True)):
+        want = _hand_sender(t, hit, own, virt, pv_ipi, posted, concurrent)
+        if full:
+            got_tlb = tlb.flush_sender_us("batch", folios)
+            got_swap = paths.flush(swap, 1, folios, True)
+        else:
+            if folios != 1:
+                continue
+            got_tlb = tlb.flush_sender_us("page")
+            got_swap = paths.flush(swap, 1, 1, False)
+        assert got_tlb == pytest.approx(want, rel=1e-12, abs=1e-12)
+        # the swap side adds the sender's TLB refill after a full flush, when its own TLB was flushed
+        assert got_swap["sender"] - (hit * refill if full else 0.0) == pytest.approx(want, rel=1e-12, abs=1e-12)
+        assert got_swap["shootdowns"] == pytest.approx(t, rel=1e-12)
+        exit_recv = EXIT if virt and not posted else 0.0
+        assert got_swap["targets"] == pytest.approx(t * (IRQ + exit_recv + own + (refill if full else 0.0)),
+                                                    rel=1e-12)
+
+
+def test_one_flush_by_hand_guest_without_pv_ipis_or_posted_interrupts():
+    from mmcost.tlb import flush_cost
+
+    kw = dict(targets=1.0, full=False, local=1.0, full_flush_us=FULL, invlpg_us=INVLPG, ipi_send_us=SEND,
+              irq_us=IRQ, virtualized=True, vm_exit_us=EXIT, pv_ipi=False, posted_interrupts=False)
+    # send 0.7 + an exit 2.9 = 3.6; the target: exit 2.9 + irq 1.1 + INVLPG 0.13 = 4.13, the local INVLPG under it
+    assert flush_cost(**kw)["sender"] == pytest.approx(7.73, rel=1e-12)
+    # before v5.13 the local INVLPG came first
+    assert flush_cost(**kw, concurrent=False)["sender"] == pytest.approx(7.86, rel=1e-12)
+    # kswapd (not in the mask) waits for the target's handler all the same
+    assert flush_cost(**{**kw, "local": 0.0})["sender"] == pytest.approx(7.73, rel=1e-12)
+
+
+def test_pv_tlb_flush_skips_the_preempted_vcpus_ipis():
+    """kvm_flush_tlb_multi (v4.16) drops a preempted target from the mask: 4 targets preempted a quarter of
+    the time leave 3 IPIs, each 0.7 us, one PV IPI hypercall of 2.9 us, and one wait of 1.1 + 0.13 us
+    (posted interrupts); the fourth is flushed by the host at its next entry (0.13 us, no IPI)."""
+    from mmcost.tlb import flush_cost
+
+    kw = dict(targets=4.0, full=False, local=1.0, full_flush_us=FULL, invlpg_us=INVLPG, ipi_send_us=SEND,
+              irq_us=IRQ, virtualized=True, vm_exit_us=EXIT, pv_ipi=True, preempted_share=0.25)
+    on = flush_cost(**kw, pv_tlb_flush=True)
+    assert on["sender"] == pytest.approx(3 * 0.7 + 2.9 + 1.1 + 0.13, rel=1e-12)
+    assert on["shootdowns"] == pytest.approx(3.0, rel=1e-12)
+    assert on["targets"] == pytest.approx(3 * (1.1 + 0.13) + 0.13, rel=1e-12)
+    off = flush_cost(**kw, pv_tlb_flush=False)
+    assert off["sender"] == pytest.approx(4 * 0.7 + 2.9 + 1.1 + 0.13, rel=1e-12)
+    assert off["shootdowns"] == pytest.approx(4.0, rel=1e-12)
+    # bare metal has no steal time: the share changes nothing
+    bare = flush_cost(**{**kw, "virtualized": False}, pv_tlb_flush=True)
+    assert bare["sender"] == pytest.approx(4 * 0.7 + 1.1 + 0.13, rel=1e-12)
+
+    # TlbModel: 10 mm-wide flush rounds a second from one of 5 vCPUs reach 4 targets, 3 of them by IPI;
+    # every one of the 5 still flushes its TLB
+    m = TlbModel(cpus=5, virtualized=True, preempted_share=0.25, other_round_rate_per_s=10.0, kernel="6.18")
+    r = m.analytic()
+    assert r.rate("shootdowns") == pytest.approx(10 * 3 / 5, rel=1e-12)
+    assert r.rate("ipis") == pytest.approx(10 * 3 / 5, rel=1e-12)
+    assert r.rate("full_flushes") == pytest.approx(10.0, rel=1e-12)
+    assert m.replace(kernel="4.15").analytic().rate("shootdowns") == pytest.approx(10 * 4 / 5, rel=1e-12)
+    assert m.replace(virtualized=False).analytic().rate("shootdowns") == pytest.approx(10 * 4 / 5, rel=1e-12)
+    with pytest.raises(ValueError, match="preempted_share"):
+        m.simulate(horizon_s=0.01, replications=2, progress=False)
+    with pytest.raises(ValueError, match="preempted_share"):
+        TlbModel(preempted_share=1.5)

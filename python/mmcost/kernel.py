@@ -125,6 +125,16 @@ CHANGES: tuple[Change, ...] = (
            "KVM: X86: Implement PV IPIs in linux guest (series by Wanpeng Li)",
            "a KVM guest sends a flush IPI to a whole cpumask with one KVM_HC_SEND_IPI hypercall "
            "(kvm_send_ipi_mask) instead of one VM-exiting ICR write per target", "swap, tlb", arch="x86"),
+    Change("pv_tlb_flush", True, False, "4.16", "858a43aae235",
+           "KVM: X86: support paravirtualized help for TLB shootdowns (Wanpeng Li)",
+           "kvm_flush_tlb_multi drops preempted vCPUs (steal_time.preempted) from the flush mask and sets "
+           "KVM_VCPU_FLUSH_TLB: the host flushes them at their next VM entry, no IPI, no exit, no wait (with "
+           "KVM_FEATURE_PV_TLB_FLUSH and steal time, not under KVM_HINTS_REALTIME)", "swap, tlb", arch="x86"),
+    Change("concurrent_flush", True, False, "5.13", "4ce94eabac16",
+           "x86/mm/tlb: Flush remote and local TLBs concurrently (Nadav Amit)",
+           "flush_tlb_multi sends the IPIs, flushes the local TLB while the targets run their handlers, then "
+           "waits (smp_call_function_many_cond); before, flush_tlb_func_local ran first, then flush_tlb_others",
+           "swap, tlb", arch="x86"),
     # --- large folios on the swap-out path -----------------------------------------------------
     Change("swap_whole_pmd_thp", True, False, "4.14", "bd4c82c22c36",
            "mm, THP, swap: delay splitting THP after swapped out (series by Huang Ying)",

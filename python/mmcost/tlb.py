@@ -31,7 +31,8 @@ One description (:class:`TlbModel`), two solvers that check each other:
 
 Costs (:class:`TlbCosts`) turn rates into CPU time per cause: IPIs (and a
 guest's VM exits), the sender's wait for acknowledgements with its own flush
-overlapped, local flushes (twice under PTI), refill misses from each
+overlapped (from v5.13; one flush's time is :func:`flush_cost`, shared with
+``mmcost.swap``), local flushes (twice under PTI), refill misses from each
 :class:`TlbStream`'s working set after a full flush (or a user-PCID flush
 under PTI without INVPCID), the paging-structure caches every flush drops,
 the kernel translations each IPI brings, and broadcast invalidation (arm64
@@ -311,6 +312,104 @@ def flush_targets(cpus: float, mm_cpus: float, mms: float, folios: float, sender
     return lanes.minimum(cpus - 1.0, mms * mm_cpus * hit)
 
 
+def local_flush_chance(mms: float, folios: float, sender_in_mm: bool) -> float:
+    """The chance the flushing CPU is in the flush's cpumask and flushes
+    itself: a task inside one of ``mms`` mms (drawn uniformly per folio, as
+    :func:`flush_targets` draws them) does when its own mm owns one of the
+    ``folios``; kswapd or kcompactd (no mm) never does: a CPU it took from
+    an mm is lazy, and ``should_flush_tlb`` skips it (it flushes at its next
+    ``switch_mm`` instead, not on the sender's time)."""
+    if not sender_in_mm:
+        return 0.0
+    mms = max(1.0, float(mms))
+    return 1.0 - (1.0 - 1.0 / mms) ** folios
+
+
+def flush_cost(*, targets: float, full: bool, local: float, full_flush_us: float, invlpg_us: float,
+               ipi_send_us: float, irq_us: float, entries: float = 1.0, pti: bool = False,
+               virtualized: bool = False, vm_exit_us: float = 0.0, pv_ipi: bool = False,
+               posted_interrupts: bool = True, pv_tlb_flush: bool = False, preempted_share: float = 0.0,
+               concurrent: bool = True) -> dict:
+    """The CPU time of one x86 IPI flush, as ``TlbModel`` and ``SwapModel`` both charge it.
+
+    Inputs: the expected remote ``targets`` (:func:`flush_targets`), a
+    ``full`` flush (``arch_tlbbatch_flush``, or a range above
+    ``tlb_single_page_flush_ceiling``: a CR3 write, ``full_flush_us``) or
+    ``entries`` INVLPGs (``invlpg_us`` each), each paid twice under ``pti``
+    (the user PCID too); ``local``: the chance the sender is in the
+    cpumask (:func:`local_flush_chance`); the per-target send and receive
+    costs, and in a KVM guest (``virtualized``) the VM exits.
+
+    The order is the kernel's. From v5.13 (4ce94eabac16, "x86/mm/tlb: Flush
+    remote and local TLBs concurrently": ``concurrent``) ``flush_tlb_multi``
+    -> ``native_flush_tlb_multi`` -> ``on_each_cpu_cond_mask`` ->
+    ``smp_call_function_many_cond`` (kernel/smp.c) queues a csd per target
+    and sends the IPIs, runs the local flush (``run_local``), then spins in
+    ``csd_lock_wait`` on each target until its handler has run: the local
+    flush hides under the wait. Before it ``arch_tlbbatch_flush`` and
+    ``flush_tlb_mm_range`` called ``flush_tlb_func_local`` first, then
+    ``flush_tlb_others``, which sends and waits: one after the other. A
+    target's handler, from the send to its acknowledgement, is
+    ``irq_us`` + its own flush (+ a VM exit on receipt without
+    ``posted_interrupts``), and the handlers run in parallel, so with
+    ``a = min(1, IPI'd targets)`` the chance of at least one (exact for
+    one possible target) and ``remote = irq + exit + own``:
+
+        concurrent: sender = send + a remote + local (1 - a) own
+        serial:     sender = send + a remote + local own
+
+    (given the local flush, the wait is max(own, remote) = remote, as
+    remote >= own). ``send`` is ``ipi_send_us`` per IPI'd target, and in a
+    guest one VM exit per target (an ICR write each), or one per mask with
+    PV IPIs (``pv_ipi``: ``kvm_send_ipi_mask``, one ``KVM_HC_SEND_IPI``
+    hypercall, v4.19).
+
+    PV TLB flush (``pv_tlb_flush``: 858a43aae235, "KVM: X86: support
+    paravirtualized help for TLB shootdowns", v4.16; the guest uses it when
+    the host offers KVM_FEATURE_PV_TLB_FLUSH and steal time, without the
+    KVM_HINTS_REALTIME hint of dedicated vCPUs): ``kvm_flush_tlb_multi``
+    (arch/x86/kernel/kvm.c) drops from the mask every target whose
+    ``steal_time.preempted`` says it is preempted, setting
+    KVM_VCPU_FLUSH_TLB so the host flushes its TLB at its next VM entry
+    (``record_steal_time``): no IPI, no exit, no wait for it. A target is
+    preempted ``preempted_share`` of its time (0: a dedicated vCPU; the
+    guest's steal share, ``/proc/stat``, is the measured stand-in), so
+    ``targets (1 - preempted_share)`` are IPI'd; the others still flush, on
+    the host's time at their next entry. Measured on this project's KVM
+    VM (boot_id 1901ae91-0d86-411b-93a4-a42f4e41b06b, guest 6.18): CPUID
+    0x40000001 EAX = 0x01007efb, KVM_FEATURE_PV_TLB_FLUSH (bit 9),
+    STEAL_TIME (bit 5) and PV_SEND_IPI (bit 11) set, EDX (hints) 0: its
+    guest kernel flushes through ``kvm_flush_tlb_multi``.
+
+    The TLB refill after a full flush is not here: each flushed CPU pays it
+    afterwards, in its own work, not inside the flush (``TlbModel`` counts
+    it as ``refill_misses`` per full flush, :meth:`TlbResult.costs`;
+    ``SwapModel`` adds it to the sender's and the targets' CPU after this,
+    :func:`mmcost.swap.paths.flush`).
+
+    Returns ``sender`` (us: the flushing CPU's time), ``alone`` (us: what
+    the sender would pay with no remote target, ``local`` x own),
+    ``targets`` (us: the remote CPUs' time, handlers and host-side flushes),
+    ``shootdowns`` (IPIs received), ``exits`` (the sender's VM exits), and
+    ``tlbis``/``dsbs`` = 0 (no broadcast: arm64's flush is
+    :func:`mmcost.swap.paths.dvm_flush`, INVLPGB's :meth:`TlbResult.flush_sender_us`).
+    """
+    pv = bool(virtualized) and bool(pv_tlb_flush)
+    ipi_t = targets * (1.0 - preempted_share) if pv else targets
+    any_target = lanes.minimum(1.0, ipi_t)
+    own = (full_flush_us if full else entries * invlpg_us) * (2.0 if pti else 1.0)
+    exit_recv = vm_exit_us if virtualized and not posted_interrupts else 0.0
+    remote = irq_us + exit_recv + own
+    exits = (any_target if pv_ipi else ipi_t) if virtualized else 0.0
+    send = ipi_t * ipi_send_us + exits * (vm_exit_us if virtualized else 0.0)
+    wait = any_target * remote
+    own_local = local * own
+    sender = send + wait + (own_local * (1.0 - any_target) if concurrent else own_local)
+    host = (targets - ipi_t) * own  # the preempted targets, flushed by the host at their next entry
+    return dict(sender=sender, alone=own_local, targets=ipi_t * remote + host, shootdowns=ipi_t, exits=exits,
+                tlbis=0.0, dsbs=0.0)
+
+
 def mean_fill(batch: int, share: float) -> float:
     """Mean folios of a non-empty call that takes each of ``batch`` isolated
     folios with probability ``share``: E[Binomial(batch, share) | > 0]."""
@@ -458,6 +557,15 @@ class TlbModel(Mechanism):
     flush_dirty_before_pageout: bool | None = knob(None, kind="bool", kernel=True,
                                                    doc="a dirty folio is flushed before pageout (v4.3)")
     pv_ipi: bool | None = knob(None, kind="bool", kernel=True, doc="a guest sends one hypercall per IPI mask (v4.19)")
+    pv_tlb_flush: bool | None = knob(None, kind="bool", kernel=True,
+                                     doc="a guest skips preempted vCPUs' IPIs, the host flushes them at entry "
+                                         "(kvm_flush_tlb_multi, v4.16)")
+    concurrent_flush: bool | None = knob(None, kind="bool", kernel=True,
+                                         doc="the sender's own flush runs while the remote handlers do (v5.13, "
+                                             "4ce94eabac16), not before its IPIs")
+    preempted_share: float = knob(0.0, unit="1", upper=1.0,
+                                  doc="share of a flush target vCPU's time it is preempted (pv_tlb_flush skips its "
+                                      "IPI); 0: dedicated vCPUs; the guest's steal share is the measured stand-in")
     # arm64 contpte (v6.9): a 64K folio mapped with the contiguous bit is one TLB entry, so its refill is a
     # TlbStream of page_kb=64; its unmap still issues one TLBI per page unless FEAT_TLBIRANGE batches them
     tlbi_range: bool = knob(False, doc="arm64 FEAT_TLBIRANGE: one range TLBI per folio (v5.11)")
@@ -567,7 +675,8 @@ class TlbModel(Mechanism):
         if lanes.any_of(v.scalar("writable_fraction", self.writable_fraction) > 1):
             raise ValueError(f"writable_fraction must be in [0, 1], got {self.writable_fraction}")
         for name in ("pti", "invlpgb", "invlpgb_with_pti", "batched_migration_flush", "batched_unmap_flush",
-                     "flush_dirty_before_pageout", "pv_ipi", "batched_lazyfree_unmap"):
+                     "flush_dirty_before_pageout", "pv_ipi", "batched_lazyfree_unmap", "pv_tlb_flush",
+                     "concurrent_flush"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool or None, got {type(getattr(self, name)).__name__}")
         if self.mm_cpus is not None and lanes.any_of((v.scalar("mm_cpus", self.mm_cpus) < 1)
@@ -684,6 +793,27 @@ class TlbModel(Mechanism):
         return not self.pti_on or bool(self.switch("invlpgb_with_pti"))
 
     @property
+    def flush_cost_kwargs(self) -> dict:
+        """The machine and kernel inputs of :func:`flush_cost` (an x86 IPI
+        flush): the costs, PTI, and in a KVM guest the VM exits, PV IPIs and
+        the PV TLB flush with ``preempted_share``."""
+        c, virt = self.costs, bool(self.virtualized)
+        return dict(full_flush_us=c.full_flush_us, invlpg_us=c.invlpg_us, ipi_send_us=c.ipi_send_us,
+                    irq_us=c.irq_us, pti=self.pti_on, virtualized=virt, vm_exit_us=c.vm_exit_us,
+                    pv_ipi=virt and bool(self.switch("pv_ipi")), posted_interrupts=bool(c.posted_interrupts),
+                    pv_tlb_flush=virt and bool(self.switch("pv_tlb_flush")), preempted_share=self.preempted_share,
+                    concurrent=bool(self.switch("concurrent_flush")))
+
+    @property
+    def ipi_share(self) -> float:
+        """Share of a flush's remote targets that get an IPI: all but the
+        preempted vCPUs ``kvm_flush_tlb_multi`` leaves to the host (a guest
+        with ``pv_tlb_flush``), :func:`flush_cost`."""
+        if self.virtualized and self.arch is Arch.X86 and self.switch("pv_tlb_flush"):
+            return 1.0 - self.preempted_share
+        return 1.0
+
+    @property
     def mm_cpus_eff(self) -> float:
         return lanes.real(self.mm_cpus) if self.mm_cpus is not None else float(self.cpus)
 
@@ -758,6 +888,7 @@ class TlbModel(Mechanism):
         bc = self.broadcast_on
         global_asid = bc and lanes.same(k > 3)  # consider_global_asid: active on more than 3 CPUs
         pti, user_full = self.pti_on, self.pti_on and not self.invpcid
+        ipi_q = self.ipi_share  # (not q: the migrc branch below has its own)
         r = dict.fromkeys(_RATES, 0.0)
 
         def local(in_mm: bool, folios: float = 1.0, own: bool = False) -> float:
@@ -770,9 +901,11 @@ class TlbModel(Mechanism):
         def ipi_round(rate, t, loc, full, entries=1.0, counted=True):
             # `counted`: the local flush runs in flush_tlb_func (vmstat NR_TLB_LOCAL_*); a kswapd sender's
             # lazy CPU is skipped (should_flush_tlb) and flushes at its next switch_mm instead
-            r["rounds"] += rate * lanes.minimum(1.0, t)
-            r["ipis"] += rate * t / n
-            r["shootdowns"] += rate * t / n
+            # a guest's PV TLB flush IPIs only the targets not preempted (flush_cost); the others are
+            # flushed by the host at their next entry, still full flushes
+            r["rounds"] += rate * lanes.minimum(1.0, t * ipi_q)
+            r["ipis"] += rate * t * ipi_q / n
+            r["shootdowns"] += rate * t * ipi_q / n
             flushed = (t + loc) / n
             if full:
                 r["full_flushes"] += rate * flushed
@@ -871,8 +1004,8 @@ class TlbModel(Mechanism):
                 # the reusing task's CPU is pending with the chance any mm CPU is: it flushes locally
                 remote = lanes.maximum(0.0, rate * (busy - 1.0))
                 r["rounds"] += remote_rounds
-                r["shootdowns"] += remote / n
-                r["ipis"] += remote / n
+                r["shootdowns"] += remote * ipi_q / n
+                r["ipis"] += remote * ipi_q / n
                 r["full_flushes"] += rate * busy / n
                 r["local_full_flushes"] += rate
             else:  # arm64 / INVLPGB: a broadcast ASID flush of every CPU
@@ -995,6 +1128,9 @@ class TlbModel(Mechanism):
         KeyboardInterrupt). Same seed, same result, whatever ``threads``."""
         horizon_s = v.scalar("horizon_s", horizon_s, positive=True)
         warmup_s = v.scalar("warmup_s", warmup_s)
+        if lanes.any_of(self.ipi_share < 1.0):
+            raise ValueError(f"simulate(): preempted_share = {self.preempted_share} with the PV TLB flush: the DES "
+                             "IPIs every target; use analytic()")
         # the DES's work: each call walks its batch's folios and their PTEs, every other event is one unit
         rate = ((self.call_rate_per_s + self.reclaim_call_rate_per_s) * self.batch_folios * self.entries_per_folio
                 + self.promotion_call_rate_per_s + self.other_page_flush_rate_per_s + self.other_round_rate_per_s
@@ -1254,7 +1390,11 @@ class TlbResult:
         ``ack_wait``: ``flush_tlb_multi`` -> ``smp_call_function_many_cond``
         sends the IPIs, runs the local flush, then waits for the remote
         handlers; the local flush overlaps the remote ones, so the sender
-        waits one interrupt delivery and handler past its own flush."""
+        waits one interrupt delivery and handler past its own flush. (This
+        is :func:`flush_cost`'s wait for a sender in the mask on v5.13 and
+        later; a sender outside it, kswapd, also waits for the target's own
+        flush, and before v5.13 every sender does: per round that is one
+        more local flush's time, not counted here.)"""
         return pd.DataFrame({"cpu_share": self._shares()}).rename_axis("cause")
 
     def _shares(self) -> dict[str, float]:
@@ -1330,7 +1470,7 @@ class TlbResult:
         ``flush_tlb_mm_range`` page): its IPIs (and their VM exits), its own
         flush overlapped with the remote handlers, or the broadcast and its
         completion wait."""
-        m, c, p = self.model, self.model.costs, self._primitives()
+        m, c = self.model, self.model.costs
         n, k = float(m.cpus), m.mm_cpus_eff
         if m.arch is Arch.ARM64:
             ops = folios * (1.0 if m.tlbi_range else m.entries_per_folio) if kind == "batch" else 1.0
@@ -1338,15 +1478,10 @@ class TlbResult:
         if m.broadcast_on and (kind == "batch" or lanes.same(k > 3)):
             return c.invlpgb_us + c.tlbsync_us
         in_mm = bool(m.sender_in_mm)
-        t = flush_targets(n, k, float(m.mms), folios if kind == "batch" else 1.0, in_mm)
-        loc = 1.0 if in_mm else 0.0  # kswapd runs on a lazy CPU: should_flush_tlb skips it
-        own = p["full_us"] if kind == "batch" else c.invlpg_us * (2.0 if m.pti_on else 1.0)
-        remote = c.irq_us + p["exit_recv"] + own
-        send = t * c.ipi_send_us
-        if m.virtualized:
-            send += (lanes.minimum(1.0, t) if p["pv_ipi"] else t) * c.vm_exit_us
-        total = send + lanes.maximum(loc * own, lanes.minimum(1.0, t) * remote)
-        return total - loc * own if remote_only else total
+        f = folios if kind == "batch" else 1.0
+        one = flush_cost(targets=flush_targets(n, k, float(m.mms), f, in_mm), full=kind == "batch",
+                         local=local_flush_chance(float(m.mms), f, in_mm), **m.flush_cost_kwargs)
+        return one["sender"] - one["alone"] if remote_only else one["sender"]
 
     def reclaim_flush_us_per_folio(self, remote_only: bool = False) -> float:
         """The reclaimer's flush time per folio: a page flush per PTE, or its

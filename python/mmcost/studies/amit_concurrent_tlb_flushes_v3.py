@@ -3,9 +3,9 @@
 Mechanism: none yet. The series flushes the local TLB while the remote
 CPUs handle the shootdown IPI (``flush_tlb_multi``) instead of after it,
 and trims the shootdown path (``cpu_tlbstate`` privatised, the lazy-mode
-check moved). :class:`mmcost.tlb.TlbModel` charges the local flush and the
-IPI round trip one after the other and has no switch for overlapping them;
-and the workload (sysbench rndwr over mmap'd DAX files with fdatasync:
+check moved). :class:`mmcost.tlb.TlbModel` orders the local flush and the
+IPI round trip by the ``concurrent_flush`` switch (the series as merged,
+4ce94eabac16, v5.13: :func:`mmcost.tlb.flush_cost`), but the workload (sysbench rndwr over mmap'd DAX files with fdatasync:
 ``page_mkclean`` write-protects each dirty PTE and flushes it to every CPU
 running the mm) has no flush rate or per-operation cost in any mechanism
 here. At one thread (no remote CPU to overlap with) the series still gains
@@ -19,9 +19,8 @@ sysbench results and changes, 1-48    48    not expressible: overlapped local an
                                              write-protect flush workload
 ====================================  ====  ======================================
 
-A small grounded knob for the overlap (the sender's wait becomes max(local,
-remote) instead of their sum) would still need the workload's flush rate
-per sysbench operation, which the thread does not give.
+The overlap alone would still need the workload's flush rate per sysbench
+operation, which the thread does not give.
 """
 
 from __future__ import annotations
@@ -30,8 +29,9 @@ from .. import report
 from ..tlb import TlbModel
 from ._study import Section, Study
 
-_MISSING = ("the overlapped local and remote flush (flush_tlb_multi, v5.4-era series) and the sysbench "
-            "fileio mmap/fdatasync write-protect flush workload: neither is in TlbModel")
+_MISSING = ("the sysbench fileio mmap/fdatasync write-protect flush workload (its flush rate per operation) and "
+            "the series' trimmed shootdown path; the overlapped local and remote flush (flush_tlb_multi) is "
+            "TlbModel's concurrent_flush")
 
 
 class AmitConcurrentTlbFlushes(Study):

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from .. import cpu_models
 from ..lanes import any_of, maximum, minimum, where
-from ..tlb import flush_targets
+from ..tlb import flush_cost, flush_targets, local_flush_chance
 from .constants import MGLRU_BATCH, PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH
 from .devices import COMPRESSED, load, store, zero_us
 
@@ -228,25 +228,33 @@ def flush(m, entries: int, folios: float, batched: bool, by_kswapd: bool = False
     """One flush round for ``entries`` unmapped translations of ``folios``
     folios: the sender's CPU time, the targets' CPU time (us), shootdowns,
     broadcast TLBIs (arm64). x86 ``arch_tlbbatch_flush`` is a full flush;
-    an unbatched flush (``ptep_clear_flush``) INVLPGs up to the ceiling.
+    an unbatched flush (``ptep_clear_flush``) INVLPGs up to the ceiling;
+    its cost is :func:`mmcost.tlb.flush_cost`'s, the one ``TlbModel``
+    charges (the local flush under the wait for the remote handlers from
+    v5.13, before it otherwise), with the sender in the cpumask when its
+    own mm owns a flushed folio (:func:`mmcost.tlb.local_flush_chance`;
+    kswapd never). The TLB refill after a full flush
+    (``refill_pages_per_full_flush`` walks) is counted here, once per
+    flushed CPU, after the flush: in ``sender`` for the sender's own TLB,
+    in ``targets`` for every remote one (the preempted vCPUs' too).
     arm64: :func:`dvm_flush` (one TLBI per entry, one DSB ISH)."""
-    walk_us = m.walk_ns * 1e-3 * (m.nested_walk_factor if m.virtualized else 1.0)
-    refill = m.refill_pages_per_full_flush * walk_us
     if m.arch == "arm64":
         return dvm_flush(m, float(entries), 1.0)
+    walk_us = m.walk_ns * 1e-3 * (m.nested_walk_factor if m.virtualized else 1.0)
+    refill = m.refill_pages_per_full_flush * walk_us
     full = batched or entries > 33  # tlb_single_page_flush_ceiling
-    local = m.full_flush_us + refill if full else entries * m.invlpg_us
     t = targets(m, folios, by_kswapd)
-    send, receive = t * m.ipi_send_us, m.irq_us
-    any_target = min(1.0, t)  # the chance a flush has a remote CPU at all (exact for one possible target)
-    if m.virtualized:
-        # flush_tlb_multi -> kvm_flush_tlb_multi -> kvm_send_ipi_mask: one hypercall for the whole mask with
-        # PV IPIs, else an exit per ICR write; a posted interrupt reaches a running vCPU without one
-        exits = any_target if m.switch("pv_ipi") else t
-        send += exits * m.vm_exit_us
-        receive = receive + (0.0 if m.posted_interrupts else m.vm_exit_us)  # (not +=: a lane's field)
-    sender = local + send + any_target * receive  # flush_tlb_multi waits for the acknowledgements
-    return dict(sender=sender, targets=t * (receive + local), shootdowns=t, tlbis=0.0, dsbs=0.0)
+    local = local_flush_chance(lru_sharers(m), folios, not by_kswapd)
+    virt = bool(m.virtualized)
+    one = flush_cost(targets=t, full=full, local=local, entries=float(entries), full_flush_us=m.full_flush_us,
+                     invlpg_us=m.invlpg_us, ipi_send_us=m.ipi_send_us, irq_us=m.irq_us, virtualized=virt,
+                     vm_exit_us=m.vm_exit_us, pv_ipi=virt and bool(m.switch("pv_ipi")),
+                     posted_interrupts=bool(m.posted_interrupts),
+                     pv_tlb_flush=virt and bool(m.switch("pv_tlb_flush")), preempted_share=m.preempted_share,
+                     concurrent=bool(m.switch("concurrent_flush")))
+    after = refill if full else 0.0  # each flushed CPU's refill walks, after the flush
+    return dict(sender=one["sender"] + local * after, targets=one["targets"] + t * after,
+                shootdowns=one["shootdowns"], tlbis=0.0, dsbs=0.0)
 
 
 # --- swap-out -------------------------------------------------------------------------------------------
