@@ -80,7 +80,7 @@ class Kvm618MemcgFailcnt(Study):
             kb = {"2048K": "2M"}.get(kb, kb)
             lines.append(f"{name + ', ' + kb + ', ' + p:<30} {part['published'].mean():>9.3f} "
                          f"{part['predicted'].mean():>9.3f} [{part['lo'].mean():.3f}, {part['hi'].mean():.3f}]")
-        lines.append("failcnt/page: memory.failcnt / pswpout; a charge per 64 pages would make it ~0.03")
+        lines.append("failcnt/page: memory.failcnt / pswpout (a charge per 64 pages: ~0.03)")
         return [Section.of_fit("memcg charge cycle (fault_reclaim_pages) fitted to the 1-process 16K and 64K "
                                "large-folio shares", self.fit()),
                 Section("memory.failcnt per swapped page, and the 2-process shares, held out", "\n".join(lines))]
