@@ -162,3 +162,22 @@ def test_a_family_seen_in_too_few_sources_borrows_the_pooled_log_space_tau():
     tau = loso.nested_tau(rows)
     assert tau[0] == pytest.approx(math.sqrt((0.25 + 6 * 0.09) / 7), rel=1e-3)  # b's and the times' rows
     assert tau[2] == pytest.approx(0.3, rel=1e-3)  # 'time' keeps its own: 5 other sources
+
+
+def test_a_share_s_widened_band_stops_at_the_whole():
+    """A large-folio share of 90% [80, 99] widened by a log-space error of 0.5 would reach 90 x e^(1.645 x
+    0.5) = 204%; it stops at 100. A throughput with the same numbers is not capped, nor is a change."""
+    import pandas as pd
+
+    from mmcost import metrics
+
+    assert metrics.ceiling("large_fault_share_pct") == 100.0
+    assert metrics.ceiling("lock_utilization") == 1.0
+    assert metrics.ceiling("kswapd_reclaim_share_pct") == 100.0
+    assert metrics.ceiling("swapout_kib_s") is None and metrics.ceiling("large_fault_share_pct_change_pct") is None
+    frame = pd.DataFrame({"metric": ["large_fault_share_pct", "swapout_kib_s"], "best": [90.0, 90.0],
+                          "lo": [80.0, 80.0], "hi": [99.0, 99.0]})
+    out = discrepancy.widen_frame(frame, 0.9, {"other": 0.5, "throughput": 0.5})
+    assert out.loc[0, "hi"] == 100.0
+    assert out.loc[1, "hi"] > 200.0
+    assert out.loc[0, "lo"] == pytest.approx(out.loc[1, "lo"])  # the lower side is the same widening

@@ -218,6 +218,19 @@ def unit_of(metric: str) -> str:
     raise KeyError(f"unknown metric {metric!r}; see mmcost.metrics.METRICS")
 
 
+def ceiling(metric: str) -> float | None:
+    """The largest value a share of a whole can take (100 in %, 1 as a
+    fraction): a metric whose name or description says it is a share (a
+    lock's utilisation, a large-folio share, a CPU's busy share); None for
+    every other metric, a relative change included."""
+    if metric.endswith(CHANGE_SUFFIX) or metric not in METRICS:
+        return None
+    unit, what = METRICS[metric]
+    if unit not in ("%", "1") or not ("share" in metric or "share" in what):
+        return None
+    return 100.0 if unit == "%" else 1.0
+
+
 #: axis-label words where the name alone reads badly (the unit is added by label())
 LABELS = {
     "usemem_throughput_kib_s": "usemem throughput per process",

@@ -201,6 +201,9 @@ def widen_frame(frame: pd.DataFrame, level: float, taus: dict[str, float] | None
         rows = frame.loc[idx]
         lo, hi = widen(fam, rows["best"], rows["lo"], rows["hi"], level, taus.get(fam, math.nan),
                        background(fam, rows["best"]))
+        cap = vocabulary.ceiling(metric)
+        if cap is not None:  # a share's band stops at the whole (a log-space error would pass it)
+            hi = np.minimum(hi, np.maximum(cap, rows["best"]))
         out.loc[idx, "lo"], out.loc[idx, "hi"] = lo, hi
     return out
 
