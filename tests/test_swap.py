@@ -766,7 +766,21 @@ def test_memcg_counter_lines_move_only_between_writers():
     two = small(processes=2, bytes_per_process=2**29, memcg_mb=512, fault_reclaim_pages=32.0, cpus=2)
     fault, out = paths.memcg_charges(two, 1, 1)
     assert fault == pytest.approx(0.5 * (0.5 * 326 / 32 + 0.5 * 4 / 64), rel=1e-12)
-    assert out == pytest.approx(0.5 * 2, rel=1e-12)  # mem_cgroup_swapout: the memory counter at both levels
+    assert out == pytest.approx(0.5 * 2, rel=1e-12)  # memcg1_swapout: the memory counter at both levels
+    # cgroup v2: the swap counter per folio, the memory counter once per 31 freed folios
+    assert paths.memcg_charges(two.set(cgroup_v2=True), 1, 1)[1] == pytest.approx(0.5 * 2 * (1 + 1 / 31), rel=1e-12)
+
+
+def test_memcg_failcnt_of_a_first_fill_of_whole_thps():
+    """One writer, 1 GiB of 2M THPs into 512 MiB (s = 1/2): every swapped page makes room for one charged
+    after a whole THP was reclaimed, 512 at once: per 512 pages the 2M attempt fails once (no batch attempt
+    above 64 pages) and the 4K charge that reclaims fails twice: 3/512. With 4 GiB written (s = 7/8) a
+    seventh of the swapped pages are the first fill's, the rest cycle as in the steady state."""
+    m = small(processes=1, bytes_per_process=2**30, memcg_mb=512, folio_kb=2048, fault_reclaim_pages=32.0)
+    assert paths.memcg_failures_per_swapped_page(m) == pytest.approx(3 / 512, rel=1e-12)
+    m4 = m.set(bytes_per_process=2**32)
+    steady = paths.memcg_charge_cycle(m4)["failures"]
+    assert paths.memcg_failures_per_swapped_page(m4) == pytest.approx(3 / 512 / 7 + 6 / 7 * steady, rel=1e-12)
 
 
 def test_a_guest_s_pv_tlb_flush_sends_no_ipi_to_a_preempted_vcpu():

@@ -267,6 +267,8 @@ def whole(m, kb: int) -> bool:
     return bool(m.switch("swap_whole_mthp"))
 
 
+#: folios per folio_batch (PAGEVEC_SIZE, include/linux/pagevec.h): shrink_folio_list frees in batches of it
+FOLIO_BATCH = 31
 #: page_counter levels a charge walks: the memcg's own counter and the root's above it (page_counter_try_charge
 #: walks c->parent to the root; the runs modelled here put their memcg right below it)
 MEMCG_LEVELS = 2
@@ -292,7 +294,10 @@ def memcg_charge_cycle(m) -> dict[str, float]:
     reclaim left (:meth:`SwapModel.large_fault_share`'s steady share), the
     large charge that fails. With memsw accounting (cgroup v1) the memsw
     counter is charged first and uncharged again when the memory counter
-    refuses.
+    refuses. A large-folio charge tries the batch too: 6.16's
+    ``if (!gfpflags_allow_spinning(gfp_mask)) batch = nr_pages`` would spare
+    a GFP_TRANSHUGE_LIGHT charge the attempt, yet this kernel's 16K runs
+    count it (0.376 failures a page; 0.125 without it).
 
     k writers of one memcg at its limit run out of margin together and
     reclaim together (each failing charge reclaims), so a margin of k times
@@ -347,9 +352,10 @@ def memcg_failures_per_swapped_page(m) -> float:
     memcg's first fill is reclaimed first (the LRU's oldest): where its
     folios are larger than ``fault_reclaim_pages`` and leave whole, each
     reclaim frees a folio's pages at once and the charges after it come
-    from the stock, about two failures (the large attempt, the 4K charge
-    that reclaims) per folio; 1 - s of the written pages are that fill, s
-    are swapped."""
+    from the stock: per folio's worth of pages, the large attempt fails
+    (twice below the batch: the batch, then its own size) and the 4K charge
+    that reclaims fails twice (the batch, then its page); 1 - s of the
+    written pages are that fill, s are swapped."""
     if m.memcg_mb is None:
         return 0.0
     n = max(1, m.folio_kb // PAGE_KB)
@@ -358,7 +364,8 @@ def memcg_failures_per_swapped_page(m) -> float:
         return cycle
     s = m._swapped_share()
     first = minimum(1.0, (1.0 - s) / s) * where(n > m.fault_reclaim_pages, 1.0, 0.0)
-    return first * 2.0 / n + (1.0 - first) * cycle
+    large = 2.0 if n < int(m.switch("memcg_charge_batch")) else 1.0
+    return first * (large + 2.0) / n + (1.0 - first) * cycle
 
 
 def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
@@ -368,8 +375,9 @@ def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
     ``refill_stock``), and a larger one charges the counters itself; at the
     limit (the written share that is swapped) every charge goes to the
     counters, failed batch attempts and all (:func:`memcg_charge_cycle`).
-    Swap-out uncharges each folio leaving memory (``mem_cgroup_swapout``;
-    cgroup v2 also charges the swap counter, ``__mem_cgroup_try_charge_swap``).
+    Swap-out uncharges each folio leaving memory (v1: ``memcg1_swapout``;
+    v2: the freed folios' batch, and the swap counter charged per folio,
+    ``__mem_cgroup_try_charge_swap``).
     An update moves its line when another CPU updated it last: for each
     level, 1 - 1/k of them with k writers updating it (the memcg's own, all
     of them at the root)."""
@@ -383,7 +391,10 @@ def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
     per_page = s * memcg_charge_cycle(m)["updates"] + (1.0 - s) * stock
     in_memcg, everyone = max(1.0, m.running / m.memcgs), max(1.0, float(m.running))
     moved = ((1.0 - 1.0 / in_memcg) + (MEMCG_LEVELS - 1) * (1.0 - 1.0 / everyone)) / MEMCG_LEVELS
-    out = MEMCG_LEVELS * (2.0 if m.cgroup_v2 else 1.0)
+    # the memory counter's uncharge: v1 per folio (memcg1_swapout); v2 once per folio batch of the freed
+    # folios (shrink_folio_list -> mem_cgroup_uncharge_folios -> uncharge_batch, PAGEVEC_SIZE = 31), with
+    # the swap counter charged per folio (__mem_cgroup_try_charge_swap; v1 counts swap in memsw instead)
+    out = MEMCG_LEVELS * ((1.0 + 1.0 / FOLIO_BATCH) if m.cgroup_v2 else 1.0)
     return pages * per_page * moved, folios_out * out * moved
 
 
