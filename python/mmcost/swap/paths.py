@@ -294,7 +294,7 @@ def memcg_charge_cycle(m) -> dict[str, float]:
     reclaim left (:meth:`SwapModel.large_fault_share`'s steady share), the
     large charge that fails. With memsw accounting (cgroup v1) the memsw
     counter is charged first and uncharged again when the memory counter
-    refuses. A large-folio charge tries the batch too: 6.16's
+    refuses. A large-folio charge tries the batch too: the trylock stock rework's
     ``if (!gfpflags_allow_spinning(gfp_mask)) batch = nr_pages`` would spare
     a GFP_TRANSHUGE_LIGHT charge the attempt, yet this kernel's 16K runs
     count it (0.376 failures a page; 0.125 without it).
