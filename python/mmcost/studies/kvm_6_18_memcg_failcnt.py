@@ -69,6 +69,38 @@ class Kvm618MemcgFailcnt(Study):
         sd = repetition_sd(r, ["metric", "folio_kb", "processes"], rows)
         return self._held_out_frame(rows, config, pred, stddev=sd)
 
+    def figure(self):
+        """memory.failcnt per swapped page against folio size, one writer and two: each run, the model
+        and its 90% band, and the stock's one failure per reclaim for scale."""
+        import numpy as np
+        from matplotlib.figure import Figure
+
+        held = self.held_out()
+        held = held[held["metric"] == FAILCNT]
+        parts = held["configuration"].str.split(", ")
+        held = held.assign(size=parts.str[1].map({"4K": "4K", "16K": "16K", "64K": "64K", "2048K": "2M"}),
+                           writers=parts.str[2].str[0].astype(int))
+        sizes = ["4K", "16K", "64K", "2M"]
+        fig = Figure(figsize=(7.2, 3.6), layout="constrained")
+        axes = fig.subplots(1, 2, sharey=True)
+        for ax, (writers, part) in zip(axes, held.groupby("writers")):
+            x = np.array([sizes.index(v) for v in part["size"]], float)
+            ax.plot(x, part["published"], "o", mfc="none", color="C0", label="measured (each run)")
+            model = part.groupby("size", sort=False)[["predicted", "lo", "hi"]].mean()
+            xm = np.array([sizes.index(v) for v in model.index], float) + 0.15
+            ax.errorbar(xm, model["predicted"], yerr=[model["predicted"] - model["lo"], model["hi"] - model["predicted"]],
+                        fmt="_", ms=12, capsize=3, color="C1", label="model (90% band)")
+            ax.axhline(1 / 32, color="0.5", ls=":", lw=1, label="one failure per 32-page reclaim")
+            ax.set_xticks(range(len(sizes)), sizes)
+            ax.set_xlabel("folio size")
+            ax.set_title(f"{writers} writer{'s' if writers > 1 else ''} in a 256 MiB memcg (held out)", fontsize=9)
+            ax.grid(alpha=0.3)
+        axes[0].set_ylabel("memory.failcnt per page swapped out")
+        axes[0].legend(fontsize=7, loc="upper right")
+        fig.suptitle("memcg charges at the limit, 6.18 KVM guest (v1): every charge's batch attempt fails",
+                     fontsize=10)
+        return fig
+
     def sections(self) -> list[Section]:
         held = self.held_out()
         parts = held["configuration"].str.split(", ")
@@ -83,7 +115,8 @@ class Kvm618MemcgFailcnt(Study):
         lines.append("failcnt/page: memory.failcnt / pswpout (a charge per 64 pages: ~0.03)")
         return [Section.of_fit("memcg charge cycle (fault_reclaim_pages) fitted to the 1-process 16K and 64K "
                                "large-folio shares", self.fit()),
-                Section("memory.failcnt per swapped page, and the 2-process shares, held out", "\n".join(lines))]
+                Section("memory.failcnt per swapped page, and the 2-process shares, held out", "\n".join(lines),
+                        self.figure(), "kvm_6_18_memcg_failcnt.png")]
 
 
 study = Kvm618MemcgFailcnt()
