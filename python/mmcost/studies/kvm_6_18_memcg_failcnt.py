@@ -88,8 +88,8 @@ class Kvm618MemcgFailcnt(Study):
             ax.plot(x, part["published"], "o", mfc="none", color="C0", label="measured (each run)")
             model = part.groupby("size", sort=False)[["predicted", "lo", "hi"]].mean()
             xm = np.array([sizes.index(v) for v in model.index], float) + 0.15
-            ax.errorbar(xm, model["predicted"], yerr=[model["predicted"] - model["lo"], model["hi"] - model["predicted"]],
-                        fmt="_", ms=12, capsize=3, color="C1", label="model (90% band)")
+            err = [model["predicted"] - model["lo"], model["hi"] - model["predicted"]]
+            ax.errorbar(xm, model["predicted"], yerr=err, fmt="_", ms=12, capsize=3, color="C1", label="model (90% band)")
             ax.axhline(1 / 32, color="0.5", ls=":", lw=1, label="one failure per 32-page reclaim")
             ax.set_xticks(range(len(sizes)), sizes)
             ax.set_xlabel("folio size")
