@@ -503,7 +503,9 @@ def test_des_rows_are_the_replications_statistics(monkeypatch):
     quantile: the means of the per-replication ratios, the 99% half-widths
     t(0.995, R-1) s / sqrt(R), the columns derived from the means (perf's
     contended %, total wait, spin share), the longest wait, the pooled wait
-    sd; an unused lock has no row."""
+    sd; an unused lock has no row. The core's own summary of the ratios
+    (its ``mean`` and ``sd``) is NumPy's mean and std of them, bit for bit,
+    as the Python layer computed them before the core did."""
     import math
     import statistics
 
@@ -533,6 +535,16 @@ def test_des_rows_are_the_replications_statistics(monkeypatch):
     def close(got, want):
         assert got == pytest.approx(want, rel=1e-11, abs=1e-300)
 
+    # the core's summary is NumPy's mean and deviation of the per-replication ratios, to the last bit
+    per_t = raw["time"][:, None]
+    lw, lc, sw, sc = raw["lock_wait_total"], raw["lock_contended"], raw["stage_wait_total"], raw["stage_contended"]
+    ratios = np.hstack([raw["ops"][:, None] / per_t, raw["lock_acquisitions"] / per_t, lc / per_t,
+                        lw / np.maximum(raw["lock_acquisitions"], 1), raw["lock_busy"] / per_t,
+                        np.where(lc > 0, lw / np.maximum(lc, 1), 0.0), raw["stage_acquisitions"] / per_t,
+                        sc / per_t, sw / np.maximum(raw["stage_acquisitions"], 1), 100 * sw / (per_t * cpus),
+                        np.where(sc > 0, sw / np.maximum(sc, 1), 0.0)])
+    assert np.array_equal(raw["mean"], ratios.mean(axis=0))
+    assert np.array_equal(raw["sd"], ratios.std(axis=0, ddof=1))
     x, xh = stats([o / ti for o, ti in zip(raw["ops"].tolist(), t)])
     close(res.system_values["throughput_per_s"], x * 1e6)
     close(res.system_values["throughput_per_s_ci99"], xh * 1e6)

@@ -938,32 +938,18 @@ class LockSystem(Mechanism):
         return self._from_replications(d)
 
     def _from_replications(self, d) -> LockResult:
-        t = d["time"]
-        reps = t.size
-        per_t = t[:, None]
-        # Every column at once (one mean and one standard deviation over the replications, axis 0):
-        # the throughput; per lock (blocks of columns) acquisitions and contended per us, mean wait
-        # per acquisition, utilisation, mean wait per contended acquisition (perf's avg wait: 0 where
-        # none was contended); per stage acquisitions per us, contended per us, mean wait, share of
-        # CPU time spinning, mean wait per contended acquisition.
-        acq, lwait, lcon = d["lock_acquisitions"], d["lock_wait_total"], d["lock_contended"]
-        sacq, swait, scon = d["stage_acquisitions"], d["stage_wait_total"], d["stage_contended"]
-        samples = np.concatenate([d["ops"][:, None] / per_t,
-                                  acq / per_t, lcon / per_t, lwait / np.maximum(acq, 1), d["lock_busy"] / per_t,
-                                  np.where(lcon > 0, lwait / np.maximum(lcon, 1), 0.0),
-                                  sacq / per_t, scon / per_t, swait / np.maximum(sacq, 1),
-                                  100 * swait / (per_t * self.cpus),
-                                  np.where(scon > 0, swait / np.maximum(scon, 1), 0.0)], axis=1)
-        # samples.mean(axis=0) and samples.std(axis=0, ddof=1) as NumPy computes them (numpy/_core/
-        # _methods.py _mean, _var: the sum over axis 0, divided; the squared deviations from that mean,
-        # summed, divided by reps - 1; the root), the same bits without the wrappers' checks: the
-        # per-call cost of a short simulation, not of its size
+        reps = d["time"].size
+        # The core's summary of the replications (bind_locks.cpp summary(): the same bits as
+        # x.mean(axis=0) and x.std(axis=0, ddof=1) of the per-replication matrix x): the throughput;
+        # per lock (blocks of columns) acquisitions and contended per us, mean wait per acquisition,
+        # utilisation, mean wait per contended acquisition (perf's avg wait: 0 where none was
+        # contended); per stage acquisitions per us, contended per us, mean wait, share of CPU time
+        # spinning, mean wait per contended acquisition. Half-widths: t(0.995, reps - 1) sd / sqrt(reps).
+        m = d["mean"].tolist()
+        q, root = _t99(reps), math.sqrt(reps)
+        h = [q * sd / root for sd in d["sd"].tolist()]
+        acq, sacq = d["lock_acquisitions"], d["stage_acquisitions"]
         add = np.add.reduce
-        means = add(samples, axis=0) / reps
-        dev = samples - means
-        np.multiply(dev, dev, out=dev)
-        halves = _t99(reps) * np.sqrt(add(dev, axis=0) / (reps - 1)) / math.sqrt(reps)
-        m, h = means.tolist(), halves.tolist()
         nl, ns = acq.shape[1], sacq.shape[1]
         lock_max, stage_max = d["lock_wait_max"].max(axis=0).tolist(), d["stage_wait_max"].max(axis=0).tolist()
         # pooled standard deviation of single waits across replications (equal sizes): sqrt of their mean
