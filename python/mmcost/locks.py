@@ -951,31 +951,34 @@ class LockSystem(Mechanism):
         acq, sacq = d["lock_acquisitions"], d["stage_acquisitions"]
         add = np.add.reduce
         nl, ns = acq.shape[1], sacq.shape[1]
-        lock_max, stage_max = d["lock_wait_max"].max(axis=0).tolist(), d["stage_wait_max"].max(axis=0).tolist()
+        # (the ufuncs' own reductions: what ndarray.max/any/sum call, without their Python wrappers)
+        most = np.maximum.reduce
+        lock_max, stage_max = most(d["lock_wait_max"], axis=0).tolist(), most(d["stage_wait_max"], axis=0).tolist()
         # pooled standard deviation of single waits across replications (equal sizes): sqrt of their mean
         stage_sd = np.sqrt(add(d["stage_wait_var"], axis=0) / reps).tolist()
         # The result's rows (the columns of LockResult, then the half-widths) straight from the means:
-        # per lock, block i of its columns is m[1 + i * nl + j]; the first two blocks per us -> per s
+        # lock j's five columns are m[1 + j + i * nl], i < 5 (stage j's likewise from `first`); the first
+        # two blocks per us -> per s
         system = {"throughput_per_s": m[0] * US_PER_S, "cpus": float(self.cpus),
-                  "throughput_per_s_ci99": h[0] * US_PER_S, "events": float(d["events"].sum())}
+                  "throughput_per_s_ci99": h[0] * US_PER_S, "events": float(add(d["events"]))}
         locks, sites = {}, {}
-        for j, taken in enumerate(acq.any(axis=0).tolist()):  # the locks acquired at all
+        for j, taken in enumerate(np.logical_or.reduce(acq, axis=0).tolist()):  # the locks acquired at all
             if not taken:
                 continue
-            a, c, w, u, wc = (m[1 + i * nl + j] for i in range(5))
-            ha, hc, hw, hu, hwc = (h[1 + i * nl + j] for i in range(5))
+            a, c, w, u, wc = m[1 + j:1 + 5 * nl:nl]
+            ha, hc, hw, hu, hwc = h[1 + j:1 + 5 * nl:nl]
             locks[self.locks[j].name] = {
                 "acquisitions_per_s": a * US_PER_S, "contended_per_s": c * US_PER_S,
                 "contended_pct": 100 * c / a if a else 0.0, "wait_avg_us": wc, "wait_per_acquisition_us": w,
                 "wait_total_us_per_s": w * a * US_PER_S, "wait_max_us": lock_max[j], "utilization": u,
                 "acquisitions_per_s_ci99": ha * US_PER_S, "contended_per_s_ci99": hc * US_PER_S,
                 "wait_per_acquisition_us_ci99": hw, "utilization_ci99": hu, "wait_avg_us_ci99": hwc}
-        first, cpus = 1 + 5 * nl, self.cpus
+        first, end, cpus = 1 + 5 * nl, 1 + 5 * nl + 5 * ns, self.cpus
         for j, st in enumerate(self.stages):
             if not isinstance(st, Critical):
                 continue
-            a, c, w, _, wc = (m[first + i * ns + j] for i in range(5))
-            ha, hc, hw, hs, hwc = (h[first + i * ns + j] for i in range(5))
+            a, c, w, _, wc = m[first + j:end:ns]
+            ha, hc, hw, hs, hwc = h[first + j:end:ns]
             sites[st.site] = {
                 "lock": st.lock, "acquisitions_per_s": a * US_PER_S, "contended_per_s": c * US_PER_S,
                 "wait_avg_us": wc, "wait_per_acquisition_us": w, "wait_total_us_per_s": w * a * US_PER_S,
