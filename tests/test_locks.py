@@ -489,7 +489,93 @@ def test_result_tables_are_the_frames_a_dict_of_columns_gives_and_share_nothing_
     one.sites.index.name = "renamed"
     one.sites.columns.name = "renamed"
     one.sites.loc["take_a", "wait_avg_us"] = -1.0
+    one.sites.loc["take_a", "lock"] = "changed"  # a text cell (its column's array is built once per content)
     assert two.sites.index.name == "site" and two.sites.columns.name is None
+    assert two.sites["lock"].tolist() == ["a", "b"] and one.sites["lock"].tolist() == ["changed", "b"]
     assert two.sites.loc["take_a", "wait_avg_us"] >= 0
     assert two.site_values["take_a"]["wait_avg_us"] == two.sites.loc["take_a", "wait_avg_us"]
     assert one.site_values["take_a"]["wait_avg_us"] >= 0  # the numbers behind the frame are not the frame
+
+
+def test_des_rows_are_the_replications_statistics(monkeypatch):
+    """Each number of a simulated result, recomputed from the core's
+    per-replication counters with the statistics module and scipy's t
+    quantile: the means of the per-replication ratios, the 99% half-widths
+    t(0.995, R-1) s / sqrt(R), the columns derived from the means (perf's
+    contended %, total wait, spin share), the longest wait, the pooled wait
+    sd; an unused lock has no row. The core's own summary of the ratios
+    (its ``mean`` and ``sd``) is NumPy's mean and std of them, bit for bit,
+    as the Python layer computed them before the core did."""
+    import math
+    import statistics
+
+    from scipy.stats import t as student_t
+
+    from mmcost import _core
+
+    raw = {}
+    core_simulate = _core.locks.simulate
+
+    def keep(*args, **kwargs):
+        raw.update(core_simulate(*args, **kwargs))
+        return raw
+
+    monkeypatch.setattr(_core.locks, "simulate", keep)
+    system = LockSystem(3, (Lock("idle"), Lock("a", handoff_us=0.05), Lock("b", partitions=2)),
+                        (Work(E(1.0)), Critical("a", "take_a", E(0.4)), Work(Dist.deterministic(0.3)),
+                         Critical("b", "take_b", Dist.lognormal(0.3, 1.5)), Critical("a", "again_a", E(0.1))))
+    reps, cpus = 5, 3
+    res = system.simulate(ops=400, warmup_ops=20, replications=reps, threads=2, seed=11, progress=False)
+    t = raw["time"].tolist()
+    q = float(student_t.ppf(0.995, reps - 1))
+
+    def stats(per_rep):  # mean and 99% half-width over the replications
+        return statistics.fmean(per_rep), q * statistics.stdev(per_rep) / math.sqrt(reps)
+
+    def close(got, want):
+        assert got == pytest.approx(want, rel=1e-11, abs=1e-300)
+
+    # the core's summary is NumPy's mean and deviation of the per-replication ratios, to the last bit
+    per_t = raw["time"][:, None]
+    lw, lc, sw, sc = raw["lock_wait_total"], raw["lock_contended"], raw["stage_wait_total"], raw["stage_contended"]
+    ratios = np.hstack([raw["ops"][:, None] / per_t, raw["lock_acquisitions"] / per_t, lc / per_t,
+                        lw / np.maximum(raw["lock_acquisitions"], 1), raw["lock_busy"] / per_t,
+                        np.where(lc > 0, lw / np.maximum(lc, 1), 0.0), raw["stage_acquisitions"] / per_t,
+                        sc / per_t, sw / np.maximum(raw["stage_acquisitions"], 1), 100 * sw / (per_t * cpus),
+                        np.where(sc > 0, sw / np.maximum(sc, 1), 0.0)])
+    assert np.array_equal(raw["mean"], ratios.mean(axis=0))
+    assert np.array_equal(raw["sd"], ratios.std(axis=0, ddof=1))
+    x, xh = stats([o / ti for o, ti in zip(raw["ops"].tolist(), t)])
+    close(res.system_values["throughput_per_s"], x * 1e6)
+    close(res.system_values["throughput_per_s_ci99"], xh * 1e6)
+    assert res.system_values["cpus"] == 3.0 and res.system_values["events"] == sum(raw["events"].tolist())
+    assert list(res.lock_values) == ["a", "b"]  # "idle" is never taken
+    for kind, rows, names in (("lock", res.lock_values, ["idle", "a", "b"]),
+                              ("stage", res.site_values, [None, "take_a", None, "take_b", "again_a"])):
+        for j, name in enumerate(names):
+            if name not in rows:
+                continue
+            row = rows[name]
+            col = {k: raw[f"{kind}_{k}"][:, j].tolist() for k in ("acquisitions", "contended", "wait_total",
+                                                                  "wait_max", "wait_var")}
+            a, ah = stats([n / ti for n, ti in zip(col["acquisitions"], t)])
+            c, ch = stats([n / ti for n, ti in zip(col["contended"], t)])
+            w, wh = stats([s / max(n, 1) for s, n in zip(col["wait_total"], col["acquisitions"])])
+            wc, wch = stats([s / n if n > 0 else 0.0 for s, n in zip(col["wait_total"], col["contended"])])
+            for key, want in (("acquisitions_per_s", a * 1e6), ("acquisitions_per_s_ci99", ah * 1e6),
+                              ("contended_per_s", c * 1e6), ("contended_per_s_ci99", ch * 1e6),
+                              ("wait_per_acquisition_us", w), ("wait_per_acquisition_us_ci99", wh),
+                              ("wait_avg_us", wc), ("wait_avg_us_ci99", wch),
+                              ("wait_total_us_per_s", w * a * 1e6), ("wait_max_us", max(col["wait_max"]))):
+                close(row[key], want)
+            if kind == "lock":
+                u, uh = stats([b / ti for b, ti in zip(raw["lock_busy"][:, j].tolist(), t)])
+                close(row["utilization"], u)
+                close(row["utilization_ci99"], uh)
+                close(row["contended_pct"], 100 * c / a)
+            else:
+                _, sh = stats([100 * s / (ti * cpus) for s, ti in zip(col["wait_total"], t)])
+                close(row["spin_share_pct"], 100 * w * a / cpus)
+                close(row["spin_share_pct_ci99"], sh)
+                close(row["wait_sd_us"], math.sqrt(statistics.fmean(col["wait_var"])))
+                assert row["lock"] == system.stages[j].lock

@@ -6,6 +6,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
 #include "mmcost/locks/lock_sim.hpp"
 #include "interruptible.hpp"
 
@@ -17,6 +22,60 @@ using mmcost_bindings::column;
 using mmcost_bindings::matrix;
 
 namespace {
+
+// The per-replication ratios LockSystem reports, their mean and their sample standard deviation
+// (ddof 1) over the replications: W = 1 + 5 L + 5 S columns, one row per replication,
+//   ops / time;
+//   per lock (blocks of L columns): acquisitions / time, contended / time,
+//     wait_total / max(acquisitions, 1), busy / time, wait_total / contended (0 where none);
+//   per stage (blocks of S columns): acquisitions / time, contended / time,
+//     wait_total / max(acquisitions, 1), 100 wait_total / (time cpus), wait_total / contended (0 where none).
+// Each column is summed in replication order, as NumPy's axis-0 reduction of such a (R, W >= 2)
+// C-ordered matrix does (x.mean(axis=0), x.std(axis=0, ddof=1): the same bits; no fused
+// multiply-add here, see CMakeLists.txt); one replication gives a NaN deviation. The Python
+// layer reads these instead of building the matrix from the counters with some 25 NumPy calls.
+std::pair<py::array_t<double>, py::array_t<double>> summary(const std::vector<lk::LockSimResult>& rs, int cpus,
+                                                            std::size_t L, std::size_t S) {
+  const std::size_t R = rs.size(), W = 1 + 5 * L + 5 * S;
+  std::vector<double> x(R * W);
+  for (std::size_t r = 0; r < R; ++r) {
+    const auto& o = rs[r];
+    double* row = &x[r * W];
+    const double t = o.time;
+    row[0] = o.ops / t;
+    auto block = [&](double* out, std::size_t n, const std::vector<lk::Counters>& per, auto&& fourth) {
+      for (std::size_t j = 0; j < n; ++j) {
+        const double acq = static_cast<double>(per[j].wait.count()), con = per[j].contended, wait = per[j].wait.sum();
+        out[j] = acq / t;
+        out[n + j] = con / t;
+        out[2 * n + j] = wait / std::max(acq, 1.0);
+        out[3 * n + j] = fourth(j, wait);
+        out[4 * n + j] = con > 0 ? wait / std::max(con, 1.0) : 0.0;
+      }
+    };
+    block(row + 1, L, o.per_lock, [&](std::size_t j, double) { return o.lock_busy[j] / t; });
+    block(row + 1 + 5 * L, S, o.per_stage,
+          [&](std::size_t, double wait) { return 100.0 * wait / (t * static_cast<double>(cpus)); });
+  }
+  py::array_t<double> mean(static_cast<py::ssize_t>(W)), sd(static_cast<py::ssize_t>(W));
+  auto m = mean.mutable_unchecked<1>();
+  auto s = sd.mutable_unchecked<1>();
+  std::vector<double> sum(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(W)), square(W);
+  for (std::size_t r = 1; r < R; ++r)
+    for (std::size_t c = 0; c < W; ++c) sum[c] += x[r * W + c];
+  for (std::size_t c = 0; c < W; ++c) sum[c] /= static_cast<double>(R);  // the means
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t c = 0; c < W; ++c) {
+      const double dev = x[r * W + c] - sum[c];
+      const double sq = dev * dev;
+      square[c] = r == 0 ? sq : square[c] + sq;
+    }
+  for (std::size_t c = 0; c < W; ++c) {
+    m(static_cast<py::ssize_t>(c)) = sum[c];
+    s(static_cast<py::ssize_t>(c)) = std::sqrt(square[c] / static_cast<double>(R - 1));
+  }
+  return {mean, sd};
+}
 
 py::dict simulate(const lk::LockSimParams& p, int replications, int threads, std::uint64_t seed, py::object progress) {
   if (replications < 1) throw mmcost::InvalidArgument("replications must be >= 1");
@@ -44,6 +103,9 @@ py::dict simulate(const lk::LockSimParams& p, int replications, int threads, std
     d[py::str(std::string("stage_") + name)] =
         matrix(rs, S, [get = get](const lk::LockSimResult& r, std::size_t j) { return get(r.per_stage[j]); });
   }
+  auto [mean, sd] = summary(rs, p.cpus, L, S);
+  d["mean"] = mean;
+  d["sd"] = sd;
   return d;
 }
 
@@ -103,5 +165,6 @@ void bind_locks(py::module_& m) {
       .def("validate", &lk::LockSimParams::validate, "raise ValueError naming the first bad field");
   m.def("simulate", &simulate, "params"_a, "replications"_a, "threads"_a, "seed"_a, "progress"_a = py::none(),
         "Lock-contention DES: independent replications of LockSimParams on threads (GIL released, Ctrl-C stops "
-        "cleanly). Returns per-replication arrays (rows = replications).");
+        "cleanly). Returns per-replication arrays (rows = replications), and 'mean' and 'sd' (ddof 1) over the "
+        "replications of the ratios LockSystem reports (columns: ops/time, then 5 blocks per lock, 5 per stage).");
 }

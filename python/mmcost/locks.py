@@ -54,7 +54,11 @@ class LockKind(str, enum.Enum):
     TICKET = "ticket"
 
 
+_CORE_LOCK_KINDS = {LockKind.QUEUED: _core.locks.LockKind.queued, LockKind.TICKET: _core.locks.LockKind.ticket}
+
+
 _DIST_KINDS = {"deterministic": 0, "exponential": 1, "lognormal": 2, "empirical": 3}
+_CORE_DIST_KINDS = dict(_core.sim.DistKind.__members__)  # (__members__ builds a new dict per read)
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,7 @@ class Dist:
 
     def _core(self, scale: float = 1.0):
         """The C++ ``Distribution`` of this one, times multiplied by ``scale``."""
-        return _core.sim.Distribution(kind=_core.sim.DistKind.__members__[self.kind], mean=float(self.mean_us) * scale,
+        return _core.sim.Distribution(kind=_CORE_DIST_KINDS[self.kind], mean=float(self.mean_us) * scale,
                                       cv=float(self.cv), samples=[x * scale for x in self.samples_us])
 
 
@@ -176,6 +180,7 @@ except ImportError:  # pandas < 3.0
     _frame_from_blocks = None
 _TEXT_DTYPE = pd.Series(["text"]).dtype  # what pandas infers for a list of str: 'str' (pandas 3) or object
 _INDEXES: dict = {}  # (labels, name) -> their pd.Index (immutable: shared by the frames with those rows or columns)
+_TEXTS: dict = {}  # a text column's cells -> their pandas array (copied per frame, the Arrow data shared)
 
 
 def _index(labels: tuple, name=None) -> pd.Index:
@@ -184,7 +189,23 @@ def _index(labels: tuple, name=None) -> pd.Index:
         if len(_INDEXES) >= 4096:  # a bound, for a process that builds systems without end
             _INDEXES.clear()
         _INDEXES[key] = pd.Index(list(labels), name=name)
-    return _INDEXES[key].copy()  # a new object (its name is settable), the same immutable labels
+    # a new object (its name is settable), the same immutable labels: what .copy() gives, without
+    # re-checking the name (view() is copy(deep=False) less that check, a fifth of its time)
+    return _INDEXES[key].view()
+
+
+def _text_array(cells: list):
+    """``pd.array(cells, dtype=_TEXT_DTYPE)``, built once per distinct column: a new array object
+    each call (a frame's ``__setitem__`` replaces its own Arrow data, never the shared one)."""
+    try:
+        arr = _TEXTS.get(key := tuple(cells))
+    except TypeError:  # an unhashable cell
+        return pd.array(cells, dtype=_TEXT_DTYPE)
+    if arr is None:
+        if len(_TEXTS) >= 4096:
+            _TEXTS.clear()
+        arr = _TEXTS[key] = pd.array(cells, dtype=_TEXT_DTYPE)
+    return arr.copy()
 #: |scv - 1| above which a station's hold is not exponential (rounding leaves ~1e-16)
 _NOT_EXPONENTIAL = 1e-9
 #: a computed scv in (-_SCV_ROUNDING, 0) is rounding of a true 0 (a deterministic hold): clamped to 0
@@ -256,20 +277,30 @@ class LockResult:
     @staticmethod
     def _frame(values: dict, index: str, columns: list) -> pd.DataFrame:
         """One row per key, built column by column (a frame from a list of row
-        dicts costs 3x as much, more than a short simulation's own time)."""
-        extra = [c for row in values.values() for c in row if c not in columns]
+        dicts costs 3x as much, more than a short simulation's own time).
+        Columns: ``columns``, then the rows' other keys in the order they first
+        appear; a column is text where any of its cells is a str."""
         rows = list(values.values())
-        names = columns + list(dict.fromkeys(extra))
-        cells = {c: [row.get(c, np.nan) for row in rows] for c in names}
-        text = [c for c in names if any(isinstance(v, str) for v in cells[c])]
+        names, seen, text = list(columns), set(columns), set()
+        for row in rows:  # one pass over the cells: the extra columns and the text ones
+            for c, x in row.items():
+                if c not in seen:
+                    seen.add(c)
+                    names.append(c)
+                if isinstance(x, str):
+                    text.add(c)
         rows_index = _index(tuple(values), index)
+        nan = np.nan
         if _frame_from_blocks is None or not rows or not isinstance(_TEXT_DTYPE, pd.api.extensions.ExtensionDtype):
-            data = {c: cells[c] if c in text else np.array(cells[c], dtype=float) for c in names}
+            data = {c: [row.get(c, nan) for row in rows] if c in text
+                    else np.array([row.get(c, nan) for row in rows], dtype=float) for c in names}
             return pd.DataFrame(data, index=rows_index, copy=False)
         numbers = [j for j, c in enumerate(names) if c not in text]
-        blocks = [(np.array([cells[names[j]] for j in numbers], dtype=float).reshape(len(numbers), len(rows)),
-                   np.array(numbers, dtype=np.intp))]
-        blocks += [(pd.array(cells[c], dtype=_TEXT_DTYPE), np.array([names.index(c)], dtype=np.intp)) for c in text]
+        # the float block, (columns x rows) as pandas stores it, filled row by row (a row's cells in one pass)
+        block = np.array([[row.get(names[j], nan) for j in numbers] for row in rows], dtype=float)
+        blocks = [(np.ascontiguousarray(block.reshape(len(rows), len(numbers)).T), np.array(numbers, dtype=np.intp))]
+        blocks += [(_text_array([row.get(c, nan) for row in rows]), np.array([names.index(c)], dtype=np.intp))
+                   for c in names if c in text]
         return _frame_from_blocks(blocks, index=rows_index, columns=_index(tuple(names)))
 
     def __repr__(self) -> str:
@@ -728,10 +759,11 @@ class LockSystem(Mechanism):
         per_site = {c.site: dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=waiting / x)}
         return self._result(x, per_lock, per_site, "analytic")
 
-    def _result(self, x_per_us, per_lock, per_site, solver, ci=None, events=None, note="") -> LockResult:
+    def _result(self, x_per_us, per_lock, per_site, solver, note="") -> LockResult:
         """``per_lock``/``per_site``: acquisitions and contended acquisitions per us, ``wait`` the mean
-        wait per acquisition and ``wait_contended`` (the DES: measured) per contended acquisition;
-        where that is absent, wait x acquisitions / contended (the same total wait)."""
+        wait per acquisition and ``wait_contended`` per contended acquisition; where that is absent,
+        wait x acquisitions / contended (the same total wait). The analytic solvers' rows; the DES
+        builds its own with the same columns and formulas (:meth:`_from_replications`)."""
         system = {"throughput_per_s": x_per_us * US_PER_S, "cpus": float(self.cpus)}
         nan, cpus = math.nan, self.cpus
         locks, sites = {}, {}  # dict literals in loops: a fit's thousands of solves build these
@@ -749,15 +781,6 @@ class LockSystem(Mechanism):
                         "wait_per_acquisition_us": wait, "wait_total_us_per_s": wait * acq * US_PER_S,
                         "wait_max_us": d.get("wait_max", nan), "wait_sd_us": d.get("wait_sd", nan),
                         "spin_share_pct": 100 * wait * acq / cpus}
-        if ci is not None:
-            for col, half in ci["system"].items():
-                system[f"{col}_ci99"] = float(half)
-            for name, rows in (("locks", locks), ("sites", sites)):
-                for col, halves in ci[name].items():
-                    for row, h in zip(rows.values(), halves.tolist(), strict=True):  # one half-width per row
-                        row[f"{col}_ci99"] = h
-        if events is not None:
-            system["events"] = events
         return LockResult(system, locks, sites, solver, note)
 
     def usl_comparison(self, cpus=range(1, 65), fit_cpus=None):
@@ -877,7 +900,8 @@ class LockSystem(Mechanism):
         # sizes, before anything runs: a replication's events (each stage one, each critical section a
         # second for its release, the interrupts during holds one each), the replications' counters, and
         # the DES's wait queues (every partition of a lock has a slot for every CPU)
-        per_op = len(self.stages) + len(self.critical) + self.irq_rate_per_us * sum(c.hold.mean_us for c in self.critical)
+        critical = self.critical
+        per_op = len(self.stages) + len(critical) + self.irq_rate_per_us * sum(c.hold.mean_us for c in critical)
         what = f"{v.MAX_EVENTS:.0e} events per replication at about {per_op:.3g} per operation"
         v.at_most("ops", ops, v.MAX_EVENTS / per_op, what)
         v.at_most("warmup_ops + ops", warmup_ops + ops, v.MAX_EVENTS / per_op, what)
@@ -887,11 +911,10 @@ class LockSystem(Mechanism):
         threads = v.count("threads", threads) if threads is not None else (os.cpu_count() or 1)
         seed = v.count("seed", seed, minimum=0)
         names = [lk.name for lk in self.locks]
-        kinds = {LockKind.QUEUED: _core.locks.LockKind.queued, LockKind.TICKET: _core.locks.LockKind.ticket}
         params = _core.locks.LockSimParams(
             cpus=self.cpus, irq_rate=float(self.irq_rate_per_us), irq_service=float(self.irq_service_us),
             warmup_ops=warmup_ops, ops=ops,
-            locks=[_core.locks.LockSpec(name=lk.name, kind=kinds[LockKind(lk.kind)], handoff=float(lk.handoff_us),
+            locks=[_core.locks.LockSpec(name=lk.name, kind=_CORE_LOCK_KINDS[LockKind(lk.kind)], handoff=float(lk.handoff_us),
                                         handoff_per_waiter=float(lk.handoff_per_waiter_us), partitions=int(lk.partitions))
                    for lk in self.locks],
             stages=[_core.locks.Stage(lock=-1, site="", time=s.time._core()) if isinstance(s, Work)
@@ -915,49 +938,51 @@ class LockSystem(Mechanism):
         return self._from_replications(d)
 
     def _from_replications(self, d) -> LockResult:
-        t = d["time"]
-        reps = t.size
-        per_t = t[:, None]
-        # Every column at once (one mean and one standard deviation over the replications, axis 0):
-        # the throughput; per lock (blocks of columns) acquisitions and contended per us, mean wait
-        # per acquisition, utilisation, mean wait per contended acquisition (perf's avg wait: 0 where
-        # none was contended); per stage acquisitions per us, contended per us, mean wait, share of
-        # CPU time spinning, mean wait per contended acquisition.
-        acq, lwait, lcon = d["lock_acquisitions"], d["lock_wait_total"], d["lock_contended"]
-        sacq, swait, scon = d["stage_acquisitions"], d["stage_wait_total"], d["stage_contended"]
-        samples = np.hstack([d["ops"][:, None] / per_t,
-                             acq / per_t, lcon / per_t, lwait / np.maximum(acq, 1), d["lock_busy"] / per_t,
-                             np.where(lcon > 0, lwait / np.maximum(lcon, 1), 0.0),
-                             sacq / per_t, scon / per_t, swait / np.maximum(sacq, 1), 100 * swait / (per_t * self.cpus),
-                             np.where(scon > 0, swait / np.maximum(scon, 1), 0.0)])
-        means, halves = samples.mean(axis=0), _t99(reps) * samples.std(axis=0, ddof=1) / math.sqrt(reps)
-        nl = 5 * acq.shape[1]
-        x, x_ci = float(means[0]), float(halves[0])
-        lock_m, lock_h = means[1:1 + nl], halves[1:1 + nl]
-        site_m, site_h = means[1 + nl:], halves[1 + nl:]
-        per_s = np.array([[US_PER_S], [US_PER_S], [1.0], [1.0], [1.0]])  # the first two blocks per us -> per s
-        lock_m, lock_h = lock_m.reshape(5, -1), lock_h.reshape(5, -1) * per_s
-        site_m, site_h = site_m.reshape(5, -1), site_h.reshape(5, -1) * per_s
-        lock_max, stage_max = d["lock_wait_max"].max(axis=0), d["stage_wait_max"].max(axis=0)
-        # pooled standard deviation of single waits across replications (equal sizes)
-        stage_sd = np.sqrt(d["stage_wait_var"].mean(axis=0))
-        per_lock, per_site = {}, {}
-        used = [j for j in range(len(self.locks)) if acq[:, j].sum() > 0]
-        for j in used:
-            a, c, w, u, wc = lock_m[:, j].tolist()
-            per_lock[self.locks[j].name] = dict(acquisitions=a, contended=c, wait=w, util=u, wait_contended=wc,
-                                                wait_max=float(lock_max[j]))
-        sites = [j for j, st in enumerate(self.stages) if isinstance(st, Critical)]
-        for j in sites:
-            a, c, w, _, wc = site_m[:, j].tolist()
-            per_site[self.stages[j].site] = dict(lock=self.stages[j].lock, acquisitions=a, contended=c, wait=w,
-                                                 wait_contended=wc, wait_sd=float(stage_sd[j]),
-                                                 wait_max=float(stage_max[j]))
-        lock_cols = {0: "acquisitions_per_s", 1: "contended_per_s", 2: "wait_per_acquisition_us", 3: "utilization",
-                     4: "wait_avg_us"}
-        site_cols = {0: "acquisitions_per_s", 1: "contended_per_s", 2: "wait_per_acquisition_us",
-                     3: "spin_share_pct", 4: "wait_avg_us"}  # (rows of the blocks)
-        ci = {"system": {"throughput_per_s": x_ci * US_PER_S},
-              "locks": {col: lock_h[i, used] for i, col in lock_cols.items()},
-              "sites": {col: site_h[i, sites] for i, col in site_cols.items()}}
-        return self._result(x, per_lock, per_site, "simulate", ci, events=float(d["events"].sum()))
+        reps = d["time"].size
+        # The core's summary of the replications (bind_locks.cpp summary(): the same bits as
+        # x.mean(axis=0) and x.std(axis=0, ddof=1) of the per-replication matrix x): the throughput;
+        # per lock (blocks of columns) acquisitions and contended per us, mean wait per acquisition,
+        # utilisation, mean wait per contended acquisition (perf's avg wait: 0 where none was
+        # contended); per stage acquisitions per us, contended per us, mean wait, share of CPU time
+        # spinning, mean wait per contended acquisition. Half-widths: t(0.995, reps - 1) sd / sqrt(reps).
+        m = d["mean"].tolist()
+        q, root = _t99(reps), math.sqrt(reps)
+        h = [q * sd / root for sd in d["sd"].tolist()]
+        acq, sacq = d["lock_acquisitions"], d["stage_acquisitions"]
+        add = np.add.reduce
+        nl, ns = acq.shape[1], sacq.shape[1]
+        # (the ufuncs' own reductions: what ndarray.max/any/sum call, without their Python wrappers)
+        most = np.maximum.reduce
+        lock_max, stage_max = most(d["lock_wait_max"], axis=0).tolist(), most(d["stage_wait_max"], axis=0).tolist()
+        # pooled standard deviation of single waits across replications (equal sizes): sqrt of their mean
+        stage_sd = np.sqrt(add(d["stage_wait_var"], axis=0) / reps).tolist()
+        # The result's rows (the columns of LockResult, then the half-widths) straight from the means:
+        # lock j's five columns are m[1 + j + i * nl], i < 5 (stage j's likewise from `first`); the first
+        # two blocks per us -> per s
+        system = {"throughput_per_s": m[0] * US_PER_S, "cpus": float(self.cpus),
+                  "throughput_per_s_ci99": h[0] * US_PER_S, "events": float(add(d["events"]))}
+        locks, sites = {}, {}
+        for j, taken in enumerate(np.logical_or.reduce(acq, axis=0).tolist()):  # the locks acquired at all
+            if not taken:
+                continue
+            a, c, w, u, wc = m[1 + j:1 + 5 * nl:nl]
+            ha, hc, hw, hu, hwc = h[1 + j:1 + 5 * nl:nl]
+            locks[self.locks[j].name] = {
+                "acquisitions_per_s": a * US_PER_S, "contended_per_s": c * US_PER_S,
+                "contended_pct": 100 * c / a if a else 0.0, "wait_avg_us": wc, "wait_per_acquisition_us": w,
+                "wait_total_us_per_s": w * a * US_PER_S, "wait_max_us": lock_max[j], "utilization": u,
+                "acquisitions_per_s_ci99": ha * US_PER_S, "contended_per_s_ci99": hc * US_PER_S,
+                "wait_per_acquisition_us_ci99": hw, "utilization_ci99": hu, "wait_avg_us_ci99": hwc}
+        first, end, cpus = 1 + 5 * nl, 1 + 5 * nl + 5 * ns, self.cpus
+        for j, st in enumerate(self.stages):
+            if not isinstance(st, Critical):
+                continue
+            a, c, w, _, wc = m[first + j:end:ns]
+            ha, hc, hw, hs, hwc = h[first + j:end:ns]
+            sites[st.site] = {
+                "lock": st.lock, "acquisitions_per_s": a * US_PER_S, "contended_per_s": c * US_PER_S,
+                "wait_avg_us": wc, "wait_per_acquisition_us": w, "wait_total_us_per_s": w * a * US_PER_S,
+                "wait_max_us": stage_max[j], "wait_sd_us": stage_sd[j], "spin_share_pct": 100 * w * a / cpus,
+                "acquisitions_per_s_ci99": ha * US_PER_S, "contended_per_s_ci99": hc * US_PER_S,
+                "wait_per_acquisition_us_ci99": hw, "spin_share_pct_ci99": hs, "wait_avg_us_ci99": hwc}
+        return LockResult(system, locks, sites, "simulate")
