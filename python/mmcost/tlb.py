@@ -445,6 +445,28 @@ class FlushCounter:
     background_per_s: float = knob(0.0, unit="1/s", upper=1e9)
 
 
+#: the fields of a flush (:func:`flush_cost`) that every model flushing TLBs declares (TlbModel, SwapModel)
+FLUSH_KNOBS = {
+    "pv_ipi": (None, dict(kind="bool", kernel=True,
+                          doc="a KVM guest sends an IPI mask with one hypercall (v4.19), not an exit per target")),
+    "pv_tlb_flush": (None, dict(kind="bool", kernel=True,
+                                doc="a KVM guest skips preempted vCPUs' flush IPIs, the host flushes them at entry "
+                                    "(kvm_flush_tlb_multi, v4.16)")),
+    "concurrent_flush": (None, dict(kind="bool", kernel=True,
+                                    doc="the sender's own flush runs while the remote handlers do (v5.13, "
+                                        "4ce94eabac16), not before its IPIs")),
+    "preempted_share": (0.0, dict(unit="1", upper=1.0,
+                                  doc="share of a flush target vCPU's time it is preempted (pv_tlb_flush skips its "
+                                      "IPI); 0: dedicated vCPUs; the guest's steal share is the measured stand-in")),
+}
+
+
+def flush_knob(name: str):
+    """The field ``name`` of :data:`FLUSH_KNOBS` (a fresh dataclass field for each model declaring it)."""
+    default, kwargs = FLUSH_KNOBS[name]
+    return knob(default, **kwargs)
+
+
 def _default_counters() -> tuple:
     return (FlushCounter("itlb_flush_count"), FlushCounter("dtlb_thread_flush_count"),
             FlushCounter("stlb_any_flush_count"))
@@ -556,16 +578,10 @@ class TlbModel(Mechanism):
                                             doc="reclaim batches its flush (x86 v4.3, arm64 v6.5)")
     flush_dirty_before_pageout: bool | None = knob(None, kind="bool", kernel=True,
                                                    doc="a dirty folio is flushed before pageout (v4.3)")
-    pv_ipi: bool | None = knob(None, kind="bool", kernel=True, doc="a guest sends one hypercall per IPI mask (v4.19)")
-    pv_tlb_flush: bool | None = knob(None, kind="bool", kernel=True,
-                                     doc="a guest skips preempted vCPUs' IPIs, the host flushes them at entry "
-                                         "(kvm_flush_tlb_multi, v4.16)")
-    concurrent_flush: bool | None = knob(None, kind="bool", kernel=True,
-                                         doc="the sender's own flush runs while the remote handlers do (v5.13, "
-                                             "4ce94eabac16), not before its IPIs")
-    preempted_share: float = knob(0.0, unit="1", upper=1.0,
-                                  doc="share of a flush target vCPU's time it is preempted (pv_tlb_flush skips its "
-                                      "IPI); 0: dedicated vCPUs; the guest's steal share is the measured stand-in")
+    pv_ipi: bool | None = flush_knob("pv_ipi")
+    pv_tlb_flush: bool | None = flush_knob("pv_tlb_flush")
+    concurrent_flush: bool | None = flush_knob("concurrent_flush")
+    preempted_share: float = flush_knob("preempted_share")
     # arm64 contpte (v6.9): a 64K folio mapped with the contiguous bit is one TLB entry, so its refill is a
     # TlbStream of page_kb=64; its unmap still issues one TLBI per page unless FEAT_TLBIRANGE batches them
     tlbi_range: bool = knob(False, doc="arm64 FEAT_TLBIRANGE: one range TLBI per folio (v5.11)")

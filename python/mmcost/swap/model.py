@@ -14,6 +14,7 @@ from ..lanes import any_of, maximum, minimum
 from ..locks import LockSystem, analytic_many
 from ..mechanism import Mechanism, Quantity, Result, knob
 from ..model import Prior
+from ..tlb import flush_knob
 from . import paths, reclaim, stations
 from .constants import PAGE_KB, PMD_KB
 from .devices import COMPRESSORS, DEVICES, compress_us_per_page, decompress_us_per_page
@@ -208,17 +209,10 @@ class SwapModel(Mechanism):
     contpte: bool | None = knob(None, kind="bool", kernel=True,
                                 doc="arm64: 64K blocks of large folios mapped with the contiguous bit (v6.9)")
     mm_cpus: int | None = knob(None, kind="int", doc="CPUs in each mm's cpumask; None: min(threads, cpus)")
-    pv_ipi: bool | None = knob(None, kind="bool", kernel=True,
-                               doc="a KVM guest sends an IPI mask with one hypercall (v4.19), not an exit per target")
-    pv_tlb_flush: bool | None = knob(None, kind="bool", kernel=True,
-                                     doc="a KVM guest skips preempted vCPUs' flush IPIs, the host flushes them at "
-                                         "entry (kvm_flush_tlb_multi, v4.16)")
-    concurrent_flush: bool | None = knob(None, kind="bool", kernel=True,
-                                         doc="the sender's own flush runs while the remote handlers do (v5.13, "
-                                             "4ce94eabac16), not before its IPIs")
-    preempted_share: float = knob(0.0, unit="1", upper=1.0,
-                                  doc="share of a flush target vCPU's time it is preempted (pv_tlb_flush skips its "
-                                      "IPI); 0: dedicated vCPUs; the guest's steal share is the measured stand-in")
+    pv_ipi: bool | None = flush_knob("pv_ipi")
+    pv_tlb_flush: bool | None = flush_knob("pv_tlb_flush")
+    concurrent_flush: bool | None = flush_knob("concurrent_flush")
+    preempted_share: float = flush_knob("preempted_share")
     # --- costs ---------------------------------------------------------------------------------
     fault_us_per_folio: float | None = knob(None, kind="float", unit="us", lower=0.01, upper=100.0,
                                             doc="per fault, besides zeroing and PTEs; None: the cpu_model's (a "

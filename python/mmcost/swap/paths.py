@@ -274,6 +274,21 @@ FOLIO_BATCH = 31
 MEMCG_LEVELS = 2
 
 
+def charge_updates(m) -> tuple[float, float]:
+    """page_counter updates of one failed charge attempt and of one that
+    succeeds: the memcg's counter adds and subtracts where it refuses (its
+    ancestors are not reached); with memsw accounting (cgroup v1) the memsw
+    counter is charged first at every level and uncharged again on a
+    refusal; a success charges every level of each counter."""
+    memsw = not m.cgroup_v2
+    return 2.0 + (2.0 * MEMCG_LEVELS if memsw else 0.0), float(MEMCG_LEVELS * (2 if memsw else 1))
+
+
+def memcg_writers(m) -> float:
+    """Writers charging one memcg at once: the running writers spread over the memcgs."""
+    return max(1.0, m.running / m.memcgs)
+
+
 def memcg_charge_cycle(m) -> dict[str, float]:
     """The memcg's charges at its limit, per page charged, as
     ``try_charge_memcg`` (mm/memcontrol.c; the same retry since v3.x's
@@ -316,9 +331,7 @@ def memcg_charge_cycle(m) -> dict[str, float]:
     r = m.fault_reclaim_pages
     n = max(1, m.folio_kb // PAGE_KB)
     batch = int(m.switch("memcg_charge_batch"))
-    memsw = not m.cgroup_v2
-    fail = 2.0 + (2.0 * MEMCG_LEVELS if memsw else 0.0)  # add + sub at the memcg's counter; memsw charge + uncharge
-    ok = float(MEMCG_LEVELS * (2 if memsw else 1))
+    fail, ok = charge_updates(m)
     below = 1.0 if n < batch else 0.0  # a charge below the batch tries the batch first
     # one writer's cycle, per cycle: charges that try a batch first and then succeed (`tried`), batch attempts
     # of the charge that then fails (`tried_fail`), charges without a batch attempt (`direct`), and failures
@@ -333,8 +346,7 @@ def memcg_charge_cycle(m) -> dict[str, float]:
         tried, tried_fail, direct = n + below * large, below, (1.0 - below) * large
         other = reclaims + 1.0  # the reclaiming 4K charges' second failures; the failing large charge's
     # k writers reclaiming together: a margin M = kR, of which whole batches go to stocks (one charge each)
-    k = max(1.0, m.running / m.memcgs)
-    margin = k * r
+    margin = memcg_writers(m) * r
     # what is left of it after whole batches: all of it below a batch; from two batches up half a batch on
     # average (margins vary by more than a batch: whose reclaims end together, how far each overshoots);
     # linear between, so that a margin never leaves more than a smaller one
@@ -385,11 +397,10 @@ def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
         return 0.0, 0.0
     n = max(1, m.folio_kb // PAGE_KB)
     batch = int(m.switch("memcg_charge_batch"))
-    ok = float(MEMCG_LEVELS * (1 if m.cgroup_v2 else 2))
-    stock = ok / (batch if n < batch else n)  # per page, below the limit
+    stock = charge_updates(m)[1] / (batch if n < batch else n)  # per page, below the limit
     s = m._swapped_share()
     per_page = s * memcg_charge_cycle(m)["updates"] + (1.0 - s) * stock
-    in_memcg, everyone = max(1.0, m.running / m.memcgs), max(1.0, float(m.running))
+    in_memcg, everyone = memcg_writers(m), max(1.0, float(m.running))
     moved = ((1.0 - 1.0 / in_memcg) + (MEMCG_LEVELS - 1) * (1.0 - 1.0 / everyone)) / MEMCG_LEVELS
     # the memory counter's uncharge: v1 per folio (memcg1_swapout); v2 once per folio batch of the freed
     # folios (shrink_folio_list -> mem_cgroup_uncharge_folios -> uncharge_batch, PAGEVEC_SIZE = 31), with
