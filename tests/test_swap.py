@@ -771,6 +771,16 @@ def test_memcg_counter_lines_move_only_between_writers():
     assert paths.memcg_charges(two.set(cgroup_v2=True), 1, 1)[1] == pytest.approx(0.5 * 2 * (1 + 1 / 31), rel=1e-12)
 
 
+def test_memcg_stock_refills_by_the_charged_folio_s_size():
+    """In a 2M writer's mix, a 4K folio (a fallback) below the limit comes from the stock, 4 updates per 64
+    pages; the 2M folio charges its own 512 pages, 4 updates. Two writers (half the lines move), s = 1/2."""
+    two = small(processes=2, bytes_per_process=2**29, memcg_mb=512, folio_kb=2048, fault_reclaim_pages=32.0, cpus=2)
+    cycle = paths.memcg_charge_cycle(two)["updates"]
+    assert paths.memcg_charges(two, 1, 1)[0] == pytest.approx(0.5 * (0.5 * cycle + 0.5 * 4 / 64), rel=1e-12)
+    assert paths.memcg_charges(two, 512, 1)[0] == pytest.approx(0.5 * 512 * (0.5 * cycle + 0.5 * 4 / 512),
+                                                                rel=1e-12)
+
+
 def test_memcg_failcnt_of_a_first_fill_of_whole_thps():
     """One writer, 1 GiB of 2M THPs into 512 MiB (s = 1/2): every swapped page makes room for one charged
     after a whole THP was reclaimed, 512 at once: per 512 pages the 2M attempt fails once (no batch attempt

@@ -395,9 +395,8 @@ def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
     of them at the root)."""
     if m.memcg_mb is None:
         return 0.0, 0.0
-    n = max(1, m.folio_kb // PAGE_KB)
-    batch = int(m.switch("memcg_charge_batch"))
-    stock = charge_updates(m)[1] / (batch if n < batch else n)  # per page, below the limit
+    # per page, below the limit: a batch refill per batch of pages, or the folio's own charge above it
+    stock = charge_updates(m)[1] / max(int(m.switch("memcg_charge_batch")), pages)
     s = m._swapped_share()
     per_page = s * memcg_charge_cycle(m)["updates"] + (1.0 - s) * stock
     in_memcg, everyone = memcg_writers(m), max(1.0, float(m.running))
