@@ -103,10 +103,8 @@ class Kvm618Machine(Study):
         """Per CPU model (the profile, the profile without its IPI costs, the
         generic preset) and metric: median |error|, runs' means in band, median
         band width (relative)."""
-        noipi = self._profile_without_ipis()
         out = []
-        for label, cpu in (("this VM's profile", None), ("profile, IPI costs at the default prior", noipi),
-                           ("generic-x86 preset", "generic-x86")):
+        for label, cpu in self.cpu_models():
             t = self.verified(cpu)["table"]
             t = t[~((t["metric"] == "tlb_shootdowns_per_swapped_page") & (t["processes"] == 1))]  # 0 by design
             for (met, procs), part in t.groupby(["metric", "processes"]):
@@ -115,6 +113,12 @@ class Kvm618Machine(Study):
                             "in_band": int(part["in_band"].sum()), "n": len(part),
                             "band_width_pct": float(100 * ((part["hi"] - part["lo"]) / part["best"]).median())})
         return pd.DataFrame(out)
+
+    def cpu_models(self) -> list[tuple[str, str | None]]:
+        """(label, cpu_model) the runs are predicted with in :meth:`summary`: None is this VM's
+        profile."""
+        return [("this VM's profile", None), ("profile, IPI costs at the default prior", self._profile_without_ipis()),
+                ("generic-x86 preset", "generic-x86")]
 
     def _profile_without_ipis(self) -> str:
         """The bundled profile with its flush-IPI costs left out (a file in the user's cache)."""
@@ -126,14 +130,14 @@ class Kvm618Machine(Study):
         prof = load(self.profile_path())
         for k in [k for k in prof.costs if k.startswith("ipi_")]:
             del prof.costs[k]
-        path = Path(tempfile.gettempdir()) / "mmcost_kvm_6_18_machine_no_ipi.toml"
+        path = Path(tempfile.gettempdir()) / f"mmcost_{self.id}_no_ipi.toml"
         text = to_toml(prof)
         if not path.is_file() or path.read_text() != text:
             path.write_text(text)
         return str(path)
 
     def sections(self) -> list[Section]:
-        cpu = as_cpu_model(load(self.profile_path()), PROFILE[1])
+        cpu = as_cpu_model(load(self.profile_path()), self.PROFILE[1])
         lines = [f"{'measured cost':<28} {'value':>9} {'prior sd':>9}"]
         for name in ("irq_us", "ipi_send_us", "vm_exit_us", "core_write_gb_s", "fault_us_per_folio", "pte_us",
                      "compress_us_per_page@lzo-rle", "compression_ratio@lzo-rle", "compress_us_per_page@lz4",

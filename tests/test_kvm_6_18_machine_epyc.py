@@ -1,0 +1,65 @@
+"""A second VM (AMD EPYC guest) profiled and its swap-out matrix predicted from its own profile,
+nothing fitted: issue 34's targets on a VM the library had not seen."""
+
+import pytest
+
+from mmcost import datasets, studies
+from mmcost.measure.profile import load
+
+STUDY = studies.get("kvm_6_18_machine_epyc")
+
+
+def test_its_runs_are_its_own_machine_s():
+    runs = datasets.load("kvm_6_18_machine_epyc")
+    assert set(runs["boot_id"]) == {load(STUDY.profile_path()).description["boot_id"]}
+    assert set(runs["cpu_model_name"]) == {"AMD EPYC"}
+    held = STUDY.held_out()
+    assert len(held) == 64 and STUDY.fitted_rows() == []
+
+
+def test_the_two_vms_costs_differ_beyond_one_vm_s_repeat():
+    """The flush IPI's price on the sender halves from the Xeon guest to the EPYC one (7.7 -> 3.9
+    us) and zeroing runs 2.5x faster: more than each VM's two profiles differ, so a profile is per
+    VM, not per machine kind."""
+    t = {(r["vm"], r["profile"], r["cost"]): r["value"] for r in STUDY.compared()}
+    for cost, lo in (("ipi_sender_us", 1.5), ("zero_gb_s", 2.0)):
+        xeon = [t[("Xeon", p, cost)] for p in ("profile_a", "profile_b")]
+        epyc = [t[("EPYC", p, cost)] for p in ("profile_a", "profile_b")]
+        between = max(xeon + epyc) / min(xeon + epyc)
+        within = max(max(xeon) / min(xeon), max(epyc) / min(epyc))
+        assert between > lo and between > 1.3 * within, cost
+
+
+def test_its_own_profile_predicts_the_matrix_within_10_percent_with_bands_covering_80():
+    """Issue 34's target on a VM it had not seen: per-process throughput within 10% median error
+    at 1 and 2 processes with 80% of the runs' means in the 90% band, and shootdowns per swapped
+    page within 10% with no cost at all."""
+    s = STUDY.summary()
+    own = s[s["cpu_model"] == "this VM's profile"].set_index(["metric", "processes"])
+    for p in (1, 2):
+        row = own.loc[("usemem_throughput_kib_s", p)]
+        assert row["median_abs_error_pct"] <= 10, p
+        assert row["in_band"] >= 0.8 * row["n"], p
+    assert own.loc[("tlb_shootdowns_per_swapped_page", 2), "median_abs_error_pct"] <= 10
+
+
+def test_what_the_measurement_buys():
+    """Two writers flush each other's CPU: with the IPI costs at the library's default prior the
+    2-process throughput misses by 30% or more (median), with this VM's measured ones by 10% or
+    less; the other VM's profile does worse than this VM's own at one process."""
+    s = STUDY.summary().set_index(["cpu_model", "metric", "processes"])["median_abs_error_pct"]
+    thr = "usemem_throughput_kib_s"
+    assert s[("profile, IPI costs at the default prior", thr, 2)] > 30 >= 3 * s[("this VM's profile", thr, 2)]
+    assert s[("the other VM's profile (Intel Xeon)", thr, 1)] > s[("this VM's profile", thr, 1)]
+
+
+def test_the_side_by_side_table_fits_80_columns():
+    text = STUDY.sections()[-1].text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "ipi_sender_us" in text and "EPYC b" in text
+
+
+@pytest.mark.parametrize("key", ["boot_id", "cpu"])
+def test_its_profiles_name_their_machine(key):
+    for name in ("profile_a.toml", "profile_b.toml"):
+        assert load(datasets.path("kvm_6_18_machine_epyc") / name).description[key]
