@@ -54,7 +54,7 @@ def test_what_the_measurement_buys():
 
 
 def test_the_side_by_side_table_fits_80_columns():
-    text = STUDY.sections()[-1].text
+    text = STUDY.sections()[-2].text
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "ipi_sender_us" in text and "EPYC b" in text
 
@@ -63,3 +63,20 @@ def test_the_side_by_side_table_fits_80_columns():
 def test_its_profiles_name_their_machine(key):
     for name in ("profile_a.toml", "profile_b.toml"):
         assert load(datasets.path("kvm_6_18_machine_epyc") / name).description[key]
+
+
+def test_the_rest_of_reclaim_runs_at_the_speed_of_the_fault_path():
+    """What the profile does not time: per swapped 4K page at one process, the write loop's time
+    beyond the profile's fault and zram write is 1.7-2.1x longer on the EPYC guest, as its 4K fault
+    path less zeroing is (1.73x): both VMs' kernel paths differ by one factor (within 35% here),
+    which the swap model's kernel-path priors do not carry from VM to VM."""
+    import math
+
+    import pandas as pd
+
+    r = pd.DataFrame(STUDY.reclaim_residual())
+    r = r[r["processes"] == 1].groupby("vm")[["rest_us_per_swapped_page", "fault_less_zeroing_us"]].mean()
+    rest = r.loc["EPYC", "rest_us_per_swapped_page"] / r.loc["Xeon", "rest_us_per_swapped_page"]
+    fault = r.loc["EPYC", "fault_less_zeroing_us"] / r.loc["Xeon", "fault_less_zeroing_us"]
+    assert rest > 1.3 and fault > 1.3
+    assert abs(math.log(rest / fault)) < math.log(1.35)
