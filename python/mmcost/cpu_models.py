@@ -82,6 +82,21 @@ GENERIC_US: dict[str, Prior] = {"vm_exit_us": VM_EXIT_PRIOR, "pte_us": PTE_PRIOR
 #: a measured cost's prior: its rounds' spread and this share of its value added in quadrature, for the
 #: microbenchmark not being the very kernel path a model charges it to (a zap's IPI for reclaim's, say)
 MEASURED_ALLOWANCE = 0.1
+#: a machine's kernel paths besides the fault are not timed by a profile, so their speed is carried from
+#: the fault path's (:func:`kernel_speed`) with this relative sd: on the project's two profiled VMs the
+#: rest of reclaim per swapped 4K page differed by 1.66-2.09x between them where their fault paths
+#: differed by 1.73x (mmcost.studies.kvm_6_18_machine_epyc, reclaim_residual)
+KERNEL_SPEED_TRANSFER = 0.2
+
+
+def kernel_speed(fault_4k_us: float) -> float:
+    """A machine's time for the kernel's own paths relative to the generic machine of the kernel-path
+    priors (``SwapModel.kernel_speed``): its measured anonymous 4K fault besides zeroing (``mmcost
+    measure machine``'s first touch of a 4K page, the fault's work and its PTE's) over the generic one
+    (:data:`FAULT_PRIOR` + :data:`PTE_PRIOR`, will-it-scale page_fault1's 1-2 us). The fault and reclaim run the same kinds of
+    code (page and memcg accounting, LRU and rmap updates, struct page lines), so a VM that is slow at one
+    (its memory latency, its nested paging, its host) is slow at the other."""
+    return fault_4k_us / (FAULT_PRIOR.value + PTE_PRIOR.value)
 
 _CORE_BW = ("a core's streaming store bandwidth is bounded by its outstanding L1D misses: 10-12 line-fill "
             "buffers x 64 B / ~80-100 ns DRAM latency = 6-10 GB/s (Little's law; Intel 64 and IA-32 "
@@ -135,7 +150,7 @@ class CpuModel:
             "invlpgb_us": self.cycles_of("invlpgb") * us, "tlbsync_us": self.cycles_of("tlbsync") * us,
             "mem_bw_gb_s": self.mem_bw_gb_s, "core_write_gb_s": self.core_write_gb_s,
             "itlb_entries": float(self.itlb_entries), "stlb_entries": float(self.stlb_entries),
-            **{k: p.value for k, p in GENERIC_US.items()},
+            **{k: p.value for k, p in GENERIC_US.items()}, "kernel_speed": 1.0,  # (the generic machine's)
             **{k: p.value for k, p in self.measured.items()},
         }
 

@@ -21,7 +21,9 @@ ipi_sender_us         the zapping thread's extra time per IPI sent, less the    
                       target's (the wait for its acknowledgement is modelled       ``vm_exit_us`` = 0:
                       apart): ICR write or hypercall, its VM exit                  the exit is inside)
 fault_us_per_folio    first-touch fault of one folio, per mTHP size, less its      ``fault_us_per_folio``
-                      zeroing at the measured zero bandwidth
+                      zeroing at the measured zero bandwidth; the 4K one over      and ``kernel_speed``
+                      the generic machine's 1.55 us: the machine's kernel paths    (the kernel paths'
+                      (``cpu_models.kernel_speed``)                                priors scaled)
 zero_gb_s, copy_gb_s  memset / memcpy of 256 MiB, one thread                       ``core_write_gb_s``
 handoff_ns            one transfer of a contended cache line between two CPUs      lock ``handoff``
 tlb_refill_ns         one refill miss after a full flush of the mm: a pointer      ``refill_ns`` (TLB
@@ -531,6 +533,16 @@ def as_cpu_model(profile: Profile, path: str | Path):
         f4 = profile.per_size[4]["fault_us_per_folio"]
         put("fault_us_per_folio", max(f4.value - cpu_models.PTE_PRIOR.value, 0.01), f4.sd,
             f4.method + "; less one PTE at its prior")
+    f4 = profile.per_size.get(4, {}).get("fault_us_per_folio")
+    if f4 is not None and f4.value > 0:  # the kernel's other paths at the 4K fault path's speed (the point
+        # itself: the line's intercept moves with the large sizes' spread)
+        speed = cpu_models.kernel_speed(f4.value)
+        spread = float(np.hypot(f4.sd / f4.value, np.hypot(cpu_models.MEASURED_ALLOWANCE,
+                                                            cpu_models.KERNEL_SPEED_TRANSFER)))
+        measured["kernel_speed"] = Prior(speed, speed * spread, f"{where}: its 4K fault besides zeroing "
+                                         f"({f4.value:.3g} us) over the generic machine's "
+                                         f"{cpu_models.FAULT_PRIOR.value + cpu_models.PTE_PRIOR.value:g} us "
+                                         "(cpu_models.kernel_speed)")
     besides = _zram_besides_compression_us()
     for comp, costs in profile.per_compressor.items():
         if "zram_write_us_per_page" in costs:

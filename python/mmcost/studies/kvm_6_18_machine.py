@@ -51,9 +51,8 @@ class Kvm618Machine(Study):
     miss = ("left out, predicted with the joint fit's kernel-path costs at this VM's machine factor (from "
             "kvm_6_18_swapin, the other study on its boot): 15 of the 16 one-process rows of TLB shootdowns per "
             "swapped page miss a count of 1.5-4e-5 (a few IPIs per run from outside the writer's mm; the model "
-            "says 0, and two runs' spread is smaller still), and the 4K runs are 10-16% faster than predicted "
-            "(past the measured compression, ~2 us per swapped 4K page on reclaim against 5.1 us of priors on "
-            "the profile alone: issue 35, price lines other CPUs moved, which one writer does not pay)")
+            "says 0, and two runs' spread is smaller still), and one process at 64K and 2M in 512M is 35-180% "
+            "slower than predicted in some runs (on both VMs)")
     mechanism = SwapModel
     free = ()
     PROFILE = PROFILE

@@ -27,9 +27,12 @@ profile's fault and zram write, the rest of reclaim (LRU, rmap, swap cache,
 slot allocation), is 4.3-6.5 us here against 2.6-3.3 us on the Xeon guest
 (1.7-2.1x), the same factor as the two VMs' 4K fault path less zeroing
 (1.49 against 0.86 us: 1.73x). The swap model takes that rest from priors
-that do not depend on the VM: they fit this VM's one-process runs (7.7%
-median error) and miss the Xeon guest's by 16%. A kernel-path speed
-measured by the profile (its fault path) would carry it; not modelled yet.
+scaled by one factor per VM, ``SwapModel.kernel_speed``: the profile's 4K
+fault path over the generic machine's (:func:`mmcost.cpu_models.kernel_speed`:
+0.96 here, 0.55 on the Xeon guest). Before it, the same priors fit this VM's
+one-process runs (7.7% median error) and missed the Xeon guest's by 16%; with
+it, 7.4% and 8.5%. Swap-in agrees (``swapin_check.csv``): the same six
+read-backs run 1.5-1.6x slower per page here than on the Xeon guest.
 """
 
 from __future__ import annotations

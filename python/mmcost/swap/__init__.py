@@ -25,7 +25,10 @@ and reclaiming old ones, so the operation is *swap out one folio*:
   the unmap loop's step, the entry's swap count and counters per PTE, the
   young-bit test, swap_cgroup_record), besides the PTE writes (``pte_us``)
   and the swap cache entries (``swapcache_us_per_page``); data at one folio
-  size see only their sum, and a fit freeing both says so. A dirty
+  size see only their sum, and a fit freeing both says so. These kernel-path
+  costs' priors are a generic machine's; ``kernel_speed`` scales them
+  (:data:`~mmcost.swap.model.KERNEL_PATH_FIELDS`) to the machine, from a
+  machine profile's measured 4K fault (:func:`mmcost.cpu_models.kernel_speed`). A dirty
   folio is flushed before ``pageout()`` (``try_to_unmap_flush_dirty``,
   commit d950c9477d51, v4.3), so an anonymous folio being swapped out is
   flushed alone, not once per 32-folio batch. The flush goes to the CPUs of

@@ -72,6 +72,20 @@ _COMPRESSOR_PRIORS = {
 }
 
 
+#: The costs of the kernel's own code paths whose priors are a generic machine's (a server core's,
+#: read off the code or a thread), which ``kernel_speed`` scales to the machine: reclaim, the LRU, the
+#: swap allocator and cache, the memcg counter, the buddy allocator, the exit's frees, brd's and the
+#: block layer's work. Not in it: what a profile measures itself (the fault path, PTEs, IPIs, zeroing,
+#: compression with zram's and zs_malloc's work, which its zram write includes), lines moved between
+#: CPUs (the hardware's: ``lock_line_us``, ``lru_line_us``, ``free_line_us``) and user time.
+KERNEL_PATH_FIELDS = ("reclaim_us_per_folio", "reclaim_us_per_page", "lru_hold_us_per_folio", "reference_us_per_folio",
+                      "reference_us_per_page", "slot_hold_us_per_acquisition", "slot_us_per_slot",
+                      "swapcache_us_per_folio", "swapcache_us_per_page", "tag_hold_us_per_page", "split_us_per_page",
+                      "swap_map_hold_us", "swap_avail_hold_us", "zone_lock_hold_us", "memcg_charge_hold_us",
+                      "swap_free_us_per_page", "page_free_us_per_page", "zs_free_hold_us", "add_to_swap_us_per_folio",
+                      "brd_alloc_us_per_page", "brd_xa_hold_us", "io_submit_us_per_io")
+
+
 @dataclass(frozen=True)
 class SwapModel(Mechanism):
     """One swap-out configuration (see :mod:`mmcost.swap`). Fields named
@@ -227,6 +241,11 @@ class SwapModel(Mechanism):
                                      doc="DRAM bandwidth shared by all writers (a station)")
     pte_us: float | None = knob(None, kind="float", unit="us", upper=5.0,
                                 doc="per PTE set, cleared or walked; None: the cpu_model's (cpu_models.PTE_PRIOR)")
+    kernel_speed: float | None = knob(None, kind="float", lower=0.05, upper=20.0,
+                                      doc="time the machine takes for the kernel's own paths, relative to the "
+                                          "generic machine of the kernel-path priors (KERNEL_PATH_FIELDS are "
+                                          "multiplied by it); None: the cpu_model's (a machine profile's measured "
+                                          "fault path, cpu_models.kernel_speed; a preset's 1)")
     reclaim_us_per_folio: float = knob(
         1.5, unit="us", lower=0.01, upper=1000.0,
         prior=Prior(1.5, 1.25, "shrink_folio_list's work once per folio, whatever its size (mm/vmscan.c, v6.x), "
@@ -438,6 +457,8 @@ class SwapModel(Mechanism):
                          "kswapd_reclaim_share_pct", "cycles_share_pct", "large_fault_share_pct",
                          "memcg_failcnt_per_swapped_page")
     FREE: ClassVar = ("reclaim_us_per_folio", "core_write_gb_s")
+    #: the fields ``kernel_speed`` scales (:data:`KERNEL_PATH_FIELDS`)
+    KERNEL_PATHS: ClassVar = KERNEL_PATH_FIELDS
 
     # --- configuration ---------------------------------------------------------------------------
     def check(self) -> None:
@@ -636,7 +657,23 @@ class SwapModel(Mechanism):
     def _network(self) -> tuple[LockSystem, float, dict]:
         """The writers' network at kswapd's share of the reclaim, the KiB per
         folio swapped and the solve's side values (:func:`mmcost.swap.reclaim.network`)."""
-        return reclaim.network(self)
+        return reclaim.network(self.at_kernel_speed())
+
+    def at_kernel_speed(self):
+        """This configuration with every field of :attr:`KERNEL_PATHS` multiplied by
+        ``kernel_speed`` (itself where that is 1): what the networks are built from. A raw copy,
+        as a lane model is (:func:`mmcost.lanes.from_columns`): for solving only."""
+        k = self.kernel_speed
+        if k is None or (np.ndim(k) == 0 and k == 1.0):
+            return self
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        for key in ("_cache", "_configured_cache"):  # solutions of the unscaled values
+            out.__dict__.pop(key, None)
+        for name in self.KERNEL_PATHS:
+            out.__dict__[name] = getattr(self, name) * k
+        out.__dict__["kernel_speed"] = 1.0
+        return out
 
     # --- exit: the writers free what they wrote ----------------------------------------------------
     def exit_system(self) -> LockSystem:
@@ -649,8 +686,9 @@ class SwapModel(Mechanism):
         and its resident ones; one operation frees one swap entry
         (:func:`mmcost.swap.paths.exit_free` on the rows of
         :data:`mmcost.swap.stations.EXITS`)."""
-        d = paths.exit_free(self)
-        return stations.network(self, stations.EXITS, d, d["work"], paths.exit_freers(self))
+        m = self.at_kernel_speed()
+        d = paths.exit_free(m)
+        return stations.network(m, stations.EXITS, d, d["work"], paths.exit_freers(m))
 
     def _exit_time_s(self, solved=None) -> tuple[float, float]:
         """(seconds from the writers' last store to their exit, CPU seconds it
@@ -778,7 +816,7 @@ class SwapModel(Mechanism):
             raise ValueError(f"kb must be 4 KiB times a power of two, at most {PMD_KB}, got {kb}")
         if not isinstance(whole, bool):
             raise TypeError(f"whole must be a bool, got {type(whole).__name__}")
-        d = paths.swap_out(self, kb, whole=whole or kb == PAGE_KB)
+        d = paths.swap_out(self.at_kernel_speed(), kb, whole=whole or kb == PAGE_KB)
         return sum(d[k] for k in ("reclaim", "targets", "lru", "slot", "avail", "memcg", "zone", "cache_insert",
                                   "cache_delete", "tags", "zs", "brd_xa", "map_dup", "map_count", "map_free"))
 
@@ -879,6 +917,9 @@ class SwapInModel(SwapModel):
                                     doc="mTHP swap-in from SWP_SYNCHRONOUS_IO devices (v6.12)")
     swap_table: bool | None = knob(None, kind="bool", kernel=True, doc="the swap cache is the swap table (v6.18)")
 
+    #: do_swap_page's own work and zram's read besides decompression are kernel paths too
+    KERNEL_PATHS: ClassVar = KERNEL_PATH_FIELDS + ("swapin_us_per_folio", "swapin_us_per_page", "zram_read_us_per_page",
+                                                   "swapcache_lookup_us", "swap_table_lookup_us")
     METRICS: ClassVar = SwapModel.METRICS + ("swapin_throughput_kib_s", "major_fault_latency_us", "pswpin_count",
                                              "pgmajfault_count", "large_swapin_share_pct",
                                              "readback_tlb_shootdowns_per_swapped_page")
@@ -952,7 +993,7 @@ class SwapInModel(SwapModel):
         return float(1.0 - hits) if lanes.count(self) is None else 1.0 - hits
 
     def _readback_network(self) -> tuple[LockSystem, dict]:
-        return reclaim.readback_network(self)
+        return reclaim.readback_network(self.at_kernel_speed())
 
     def readback_system(self) -> LockSystem:
         """The read-back's closed network, as a LockSystem with its parameters."""
