@@ -175,3 +175,10 @@ def test_the_read_back_under_memory_high_is_refused():
 
 def test_the_throttle_switch_is_catalogued_for_the_swap_model():
     assert set(kernel.changes("memcg_high_throttle")["read_by"]) == {"swap"}
+
+
+def test_a_high_within_the_in_flight_batches_of_max_is_refused():
+    # 16 writers x 64 pages = 1024 pages = 4 MiB over memory.high at most: a max 2 MiB above is reached too
+    with pytest.raises(ValueError, match="memcg_high_mb: 510 MiB is within the writers' in-flight charges"):
+        model(processes=16, cpus=16, bytes_per_process=2**28, memcg_mb=512, memcg_high_mb=510)
+    model(processes=16, cpus=16, bytes_per_process=2**28, memcg_mb=512, memcg_high_mb=507)

@@ -520,6 +520,15 @@ class SwapModel(Mechanism):
             if parse_version(self.kernel) < (4, 0):
                 raise ValueError(f"memcg_high_mb: memory.high is in no kernel before v4.0 (241994ed8649); kernel "
                                  f"{self.kernel!r}")
+            # held at memory.high, the usage runs over it by the batches the writers have charged and not yet
+            # reclaimed; a memory.max within them is reached too, and both limits acting at once is not modelled
+            batch = max(int(self.switch("memcg_charge_batch")), self.folio_kb // PAGE_KB)
+            in_flight_mb = paths.memcg_writers(self) * batch / 256
+            if self.memcg_high_mb < self.memcg_mb < self.memcg_high_mb + in_flight_mb:
+                raise ValueError(f"memcg_high_mb: {self.memcg_high_mb:g} MiB is within the writers' in-flight "
+                                 f"charges ({in_flight_mb:g} MiB: {paths.memcg_writers(self):g} writers x {batch} "
+                                 f"pages) of memcg_mb ({self.memcg_mb:g} MiB), where memory.max is reached too; "
+                                 "set it lower, or at or above memcg_mb")
         self._check_network_size()
         if self.swapped_share is None:
             if self.memcg_mb is None:

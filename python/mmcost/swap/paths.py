@@ -403,7 +403,9 @@ def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
     ``__mem_cgroup_try_charge_swap``).
     An update moves its line when another CPU updated it last: for each
     level, 1 - 1/k of them with k writers updating it (the memcg's own, all
-    of them at the root)."""
+    of them at the root). Held at memory.high below memory.max
+    (:func:`high_governs`) every charge is a stock refill or a large
+    folio's own, as below the limit."""
     if m.memcg_mb is None:
         return 0.0, 0.0
     # per page, below the limit: a batch refill per batch of pages, or the folio's own charge above it
