@@ -201,7 +201,7 @@ CHANGES: tuple[Change, ...] = (
            "mem_cgroup_handle_over_high, after its one reclaim_high pass, sleeps the charging task "
            "(schedule_timeout_killable) for calculate_high_delay's penalty when the memcg is still over memory.high "
            "and the penalty exceeds HZ/100 jiffies (capped at MEMCG_MAX_HIGH_DELAY_JIFFIES, 2 s); before, it "
-           "reclaimed and returned (the return-to-user reclaim of b23afb93d317, v4.5; v4.0's 241994ed8649 reclaimed "
+           "reclaimed and returned (the return-to-user reclaim of b23afb93d317, queued on v4.3 for v4.4; v4.0's 241994ed8649 reclaimed "
            "in try_charge itself). Chris Down: 'present since v5.4'. e26733e0d0ec (March 2020, backported to "
            "5.4.y; its release not resolved) takes the penalty from the most-over ancestor: one level here (mmcost.swap.paths.over_high_sleep_us)", "swap"),
     Change("memcg_high_throttle", "after_no_progress", "after_reclaim", "5.8", "b3ff92916af3",

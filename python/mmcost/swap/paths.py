@@ -466,9 +466,10 @@ def high_reclaim_pages(m, kb: int) -> int:
     before v6.1, 1813e51eece0) per 64 pages written, a 2M THP's fault 512.
     The same amount since memory.high came in: v4.0 (241994ed8649) reclaimed
     ``nr_pages`` in ``try_charge`` itself (a 4K charge: SWAP_CLUSTER_MAX = 32,
-    the batch of the time), v4.5 (b23afb93d317, "memcg: punt high overage
-    reclaim to return-to-userland path", Tejun Heo) moved it to the return
-    to user space, Vladimir Davydov's 2016 fix reclaims the whole batch
+    the batch of the time), b23afb93d317 ("memcg: punt high overage
+    reclaim to return-to-userland path", Tejun Heo, August 2015; in the mm
+    tree on top of v4.3, so v4.4: the release not read off a tree) moved it
+    to the return to user space, Vladimir Davydov's 2016 fix reclaims the whole batch
     charged (the same 32 for a 4K charge), and from c9afe31ec443 ("memcg:
     synchronously enforce memory.high for large overcharges", Shakeel Butt,
     2022) an overcharge above MEMCG_CHARGE_BATCH (a THP's) is reclaimed in the
