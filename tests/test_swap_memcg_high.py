@@ -182,3 +182,18 @@ def test_a_high_within_the_in_flight_batches_of_max_is_refused():
     with pytest.raises(ValueError, match="memcg_high_mb: 510 MiB is within the writers' in-flight charges"):
         model(processes=16, cpus=16, bytes_per_process=2**28, memcg_mb=512, memcg_high_mb=510)
     model(processes=16, cpus=16, bytes_per_process=2**28, memcg_mb=512, memcg_high_mb=507)
+
+
+def test_the_over_high_sleep_is_at_its_own_fixed_point():
+    """The sleep lengthens the cycle that sets the chance of the other writer's batch being pending: at the
+    solution, the sleep per folio is the hand-derived 11145 / 32 / 32 ms times f, f = the reclaim share of the
+    solved cycle (the isolation throttle kept out by a large inactive list)."""
+    m = model(kernel="5.4", processes=2, cpus=2, bytes_per_process=2**24, memcg_mb=8, memcg_high_mb=1,
+              inactive_anon_mb=2**20)
+    net, _, info = m._network()
+    x = float(net.analytic().system["throughput_per_s"])
+    d, _ = m._mix()
+    f = d["reclaim"] / (2 * 1e6 / x)
+    assert 0 < f < 1
+    assert info["throttled_us"] == pytest.approx(f * 11145 / 32 / 32 * 1e3, rel=1e-9)
+    assert info["high_sleep_us"] == pytest.approx(info["throttled_us"], rel=1e-9)
