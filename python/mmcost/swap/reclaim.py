@@ -4,7 +4,10 @@ Under a memcg limit the writers reclaim themselves (``try_charge_memcg`` ->
 ``try_to_free_mem_cgroup_pages``); under global reclaim kswapd takes the
 share its CPU can (:func:`network`: a fixed point in kswapd's share), and a
 direct reclaimer that finds too many folios isolated sleeps
-(``too_many_isolated``: a fixed point in the sleep, :func:`network_at`).
+(``too_many_isolated``: a fixed point in the sleep, :func:`network_at`), as
+does a writer over memory.high from v5.4 to v5.7
+(``mem_cgroup_handle_over_high``: :func:`mmcost.swap.paths.over_high_sleep_us`,
+in the same fixed point).
 Every function here works on lanes of draws (:mod:`mmcost.lanes`).
 """
 
@@ -106,8 +109,7 @@ def throttled_us(m, k: float, d: dict, x_per_s: float) -> float:
     if threshold is None:
         return 0.0
     others = m.running - 1
-    cycle = m.running * 1e6 / x_per_s  # us per folio per writer
-    f = minimum(1.0, (1 - k) * d["reclaim"] / cycle)
+    f = busy_share(m, k, d, x_per_s)
     # more than the threshold of the others isolating: Binomial(others, f)'s survival function
     # (0 where the threshold reaches them all)
     tail = bdtrc(np.minimum(np.floor(threshold), others), others, f)
