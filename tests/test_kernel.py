@@ -22,6 +22,10 @@ BOUNDARIES = [
     ("swapin_skip_swapcache", "6.19", "7.0", True, False),      # swap table phase II (series, after v6.18)
     ("pv_tlb_flush", "4.15", "4.16", False, True),              # 858a43aae235, kvm_flush_tlb_others
     ("concurrent_flush", "5.12", "5.13", False, True),          # 4ce94eabac16, flush_tlb_multi
+    # 0e4b01df8659 ("present since v5.4", its author) and b3ff92916af3 (536d3bf261a2's stable tag, 5.8+):
+    # releases read off the lists, not off the trees
+    ("memcg_high_throttle", "5.3", "5.4", "none", "after_reclaim"),
+    ("memcg_high_throttle", "5.7", "5.8", "after_reclaim", "after_no_progress"),
 ]
 
 

@@ -196,6 +196,20 @@ CHANGES: tuple[Change, ...] = (
            "try_charge_memcg charges max(MEMCG_CHARGE_BATCH, nr_pages) and keeps the rest in the per-CPU stock: "
            "64 pages from v6.1, 32 before; at the memcg's limit the batch attempt fails for every smaller charge "
            "(mmcost.swap.paths.memcg_charge_cycle)", "swap"),
+    Change("memcg_high_throttle", "after_reclaim", "none", "5.4", "0e4b01df8659",
+           "mm, memcg: throttle allocators when failing reclaim over memory.high (Chris Down)",
+           "mem_cgroup_handle_over_high, after its one reclaim_high pass, sleeps the charging task "
+           "(schedule_timeout_killable) for calculate_high_delay's penalty when the memcg is still over memory.high "
+           "and the penalty exceeds HZ/100 jiffies (capped at MEMCG_MAX_HIGH_DELAY_JIFFIES, 2 s); before, it "
+           "reclaimed and returned (the return-to-user reclaim of b23afb93d317, queued on v4.3 for v4.4; v4.0's 241994ed8649 reclaimed "
+           "in try_charge itself). Chris Down: 'present since v5.4'. e26733e0d0ec (March 2020, backported to "
+           "5.4.y; its release not resolved) takes the penalty from the most-over ancestor: one level here (mmcost.swap.paths.over_high_sleep_us)", "swap"),
+    Change("memcg_high_throttle", "after_no_progress", "after_reclaim", "5.8", "b3ff92916af3",
+           "mm, memcg: reclaim more aggressively before high allocator throttling (Chris Down)",
+           "while the penalty exceeds HZ/100, mem_cgroup_handle_over_high reclaims again (SWAP_CLUSTER_MAX pages a "
+           "pass) as long as a pass reclaims anything, and sleeps only after MAX_RECLAIM_RETRIES (16, d977aa939fca) "
+           "passes that reclaimed nothing: with a swap device that takes pages, never (the release is read off "
+           "536d3bf261a2's stable tag, 5.8+, 'included in the same release')", "swap"),
     Change("pcp_high_order", True, False, "5.13", "44042b449872",
            "mm/page_alloc: allow high-order pages to be stored on the per-cpu lists",
            "orders 1 to PAGE_ALLOC_COSTLY_ORDER (3) and the pageblock order (a PMD THP) come from and go to "

@@ -69,6 +69,11 @@ METRICS: dict[str, tuple[str, str]] = {
     "lock_utilization": ("1", "share of time one lock is held (model output)"),
     "memcg_failcnt_per_swapped_page": ("1/page", "memory.failcnt's growth (v1: charges the memcg's limit refused, "
                                                  "batch attempts included) per 4 KiB page swapped out"),
+    "memcg_high_throttle_share_pct": ("%", "share of a writer's time asleep over memory.high "
+                                           "(mem_cgroup_handle_over_high's schedule_timeout_killable; model output, "
+                                           "psi's memory stall includes it)"),
+    "memcg_high_events_per_swapped_page": ("1/page", "memory.events 'high' (cgroup v2: reclaim_high passes that found "
+                                                     "the memcg over memory.high) per 4 KiB page swapped out"),
     "tlb_shootdowns_per_swapped_page": ("1/page", "TLB shootdown interrupts (all CPUs) per 4 KiB page swapped out"),
     "exit_time_s": ("s", "time from the writers' last store to their exit: freeing swapped and resident memory "
                          "(model output; real_time_s minus the write loop's time)"),

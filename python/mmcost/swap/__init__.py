@@ -76,6 +76,19 @@ the line last. ``memcg_failcnt_per_swapped_page`` is the model's
 memory.failcnt per page swapped, checked on this kernel
 (``data/kvm_6_18_memcg_failcnt``).
 
+memory.high (cgroup v2, ``memcg_high_mb``) below memory.max holds the memcg
+instead: every charge succeeds and refills the per-CPU stock (no failed
+attempt, no large-folio fallback), and the charge that finds the usage over
+memory.high makes the writer reclaim that batch on its return to user space
+(``mem_cgroup_handle_over_high`` -> ``reclaim_high``,
+:func:`mmcost.swap.paths.high_reclaim_pages`); from v5.4 to v5.7 it then
+sleeps off-CPU for ``calculate_high_delay``'s penalty when the other writers'
+pending batches leave the memcg far enough over
+(:func:`mmcost.swap.paths.over_high_sleep_us`,
+``memcg_high_throttle_share_pct``); from v5.8 it reclaims more instead. At or
+above memory.max it changes nothing. No measurement on this project's
+machine checks it (its guest's memory controller is cgroup v1).
+
 Swap-in: :class:`SwapInModel` is the same write phase followed by a
 read-back (usemem-style, sequential or random) that faults the pages in
 again from a SWP_SYNCHRONOUS_IO device (zram, brd, pmem): ``do_swap_page``

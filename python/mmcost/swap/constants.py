@@ -13,3 +13,15 @@ SLOT_CACHE_BATCH = 64
 
 #: pages one memcg stock refill charges (MEMCG_CHARGE_BATCH, include/linux/memcontrol.h)
 MEMCG_CHARGE_BATCH = 64
+
+# --- memory.high (mm/memcontrol.c, v5.4 on: 0e4b01df8659) ------------------------------------------------
+#: extra bits of the overage ratio (usage - high) / high before squaring (MEMCG_DELAY_PRECISION_SHIFT)
+MEMCG_DELAY_PRECISION_SHIFT = 20
+#: bits the squared overage is scaled down by, to jiffies (MEMCG_DELAY_SCALING_SHIFT)
+MEMCG_DELAY_SCALING_SHIFT = 14
+#: the cap of one over-high sleep, in seconds (MEMCG_MAX_HIGH_DELAY_JIFFIES = 2UL*HZ)
+MEMCG_MAX_HIGH_DELAY_S = 2
+#: no-progress reclaim passes before an over-high task sleeps, v5.8 on (MAX_RECLAIM_RETRIES, d977aa939fca)
+MAX_RECLAIM_RETRIES = 16
+#: the CONFIG_HZ choices of kernel/Kconfig.hz
+CONFIG_HZ_CHOICES = (100, 250, 300, 1000)

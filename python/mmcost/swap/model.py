@@ -16,7 +16,7 @@ from ..mechanism import Mechanism, Quantity, Result, knob
 from ..model import Prior
 from ..tlb import flush_knob
 from . import paths, reclaim, stations
-from .constants import PAGE_KB, PMD_KB
+from .constants import CONFIG_HZ_CHOICES, PAGE_KB, PMD_KB
 from .devices import COMPRESSORS, DEVICES, compress_us_per_page, decompress_us_per_page
 from .stations import site_of
 
@@ -451,11 +451,26 @@ class SwapModel(Mechanism):
                                "v1), radix_tree_maybe_preload, SetPageDirty: a few hundred ns"),
         doc="the part of reclaim_us_per_folio that is add_to_swap's own work (included in it, not added): what a "
             "tail page of a THP split after add_to_swap (thp_swap_delay_split) does not pay")
+    # --- memory.high (cgroup v2; mmcost.swap.paths.high_governs): last, so that no field above moves -------------
+    memcg_high_mb: float | None = knob(
+        None, kind="float", unit="MiB", lower=1.0, upper=2.0**30, none_values=(float("inf"),),
+        doc="memory.high of each memcg (cgroup v2 only, v4.0); None (a cell 'none' or inf): none. Below memcg_mb it "
+            "holds the memcg: charges succeed, the writer reclaims the batch it charged on its return to user "
+            "space (mem_cgroup_handle_over_high) and may be throttled (memcg_high_throttle); at or above "
+            "memcg_mb it changes nothing")
+    memcg_high_throttle: str | None = knob(
+        None, kind="str", kernel=True, choices=("none", "after_reclaim", "after_no_progress"),
+        doc="when a task over memory.high sleeps: never (to v5.3), after one reclaim pass (v5.4, 0e4b01df8659), "
+            "only after MAX_RECLAIM_RETRIES passes without progress (v5.8, b3ff92916af3)")
+    config_hz: int = knob(1000, unit="Hz",
+                          doc="CONFIG_HZ (100, 250, 300 or 1000): the jiffy of the over-high sleep's arithmetic "
+                              "(calculate_high_delay) and of its HZ/100 floor")
 
     METRICS: ClassVar = ("usemem_throughput_kib_s", "swapout_kib_s", "vm_scalability_throughput_kib_s",
                          "sys_time_s", "real_time_s", "exit_time_s", "munmap_time_ms", "tlb_shootdowns_per_swapped_page",
                          "kswapd_reclaim_share_pct", "cycles_share_pct", "large_fault_share_pct",
-                         "memcg_failcnt_per_swapped_page")
+                         "memcg_failcnt_per_swapped_page", "memcg_high_throttle_share_pct",
+                         "memcg_high_events_per_swapped_page")
     FREE: ClassVar = ("reclaim_us_per_folio", "core_write_gb_s")
     #: the fields ``kernel_speed`` scales (:data:`KERNEL_PATH_FIELDS`)
     KERNEL_PATHS: ClassVar = KERNEL_PATH_FIELDS
@@ -512,6 +527,29 @@ class SwapModel(Mechanism):
             raise ValueError(f"lru_gen: MGLRU (CONFIG_LRU_GEN) is in no kernel before v6.1 (ec1c86b25f4b); kernel "
                              f"{self.kernel!r}")
         v.count("lru_add_batch", self.switch("lru_add_batch"))
+        if self.config_hz not in CONFIG_HZ_CHOICES or isinstance(self.config_hz, bool):
+            raise ValueError(f"config_hz must be one of kernel/Kconfig.hz's {CONFIG_HZ_CHOICES}, got {self.config_hz!r}")
+        if self.memcg_high_mb is not None:
+            if not self.cgroup_v2:
+                raise ValueError("memcg_high_mb: memory.high is a cgroup v2 file (the default hierarchy's memory_files, "
+                                 "241994ed8649, v4.0); a cgroup v1 memcg has no high limit for memory (its "
+                                 "memory.soft_limit_in_bytes is reclaimed only under global pressure): set "
+                                 "cgroup_v2=True or leave memcg_high_mb None")
+            if self.memcg_mb is None:
+                raise ValueError("memcg_high_mb: give memcg_mb (memory.max) with it; for a memcg without a max, a "
+                                 "memcg_mb above the data written")
+            if parse_version(self.kernel) < (4, 0):
+                raise ValueError(f"memcg_high_mb: memory.high is in no kernel before v4.0 (241994ed8649); kernel "
+                                 f"{self.kernel!r}")
+            # held at memory.high, the usage runs over it by the batches the writers have charged and not yet
+            # reclaimed; a memory.max within them is reached too, and both limits acting at once is not modelled
+            batch = max(int(self.switch("memcg_charge_batch")), self.folio_kb // PAGE_KB)
+            in_flight_mb = paths.memcg_writers(self) * batch / 256
+            if self.memcg_high_mb < self.memcg_mb < self.memcg_high_mb + in_flight_mb:
+                raise ValueError(f"memcg_high_mb: {self.memcg_high_mb:g} MiB is within the writers' in-flight "
+                                 f"charges ({in_flight_mb:g} MiB: {paths.memcg_writers(self):g} writers x {batch} "
+                                 f"pages) of memcg_mb ({self.memcg_mb:g} MiB), where memory.max is reached too; "
+                                 "set it lower, or at or above memcg_mb")
         self._check_network_size()
         if self.swapped_share is None:
             if self.memcg_mb is None:
@@ -594,11 +632,14 @@ class SwapModel(Mechanism):
         gives R = (L - W(1-w)/c) / (1 - (1-w)/c)."""
         if self.swapped_share is not None:
             return self.swapped_share  # a float field (coerced), or a lane array
-        w_bytes, limit = self.written_bytes / self.memcgs, self.memcg_mb * 2**20
+        # (held at memory.high where it is below memory.max: mmcost.swap.paths.memcg_limit_mb)
+        limit_mb = paths.memcg_limit_mb(self)
+        w_bytes, limit = self.written_bytes / self.memcgs, limit_mb * 2**20
         # share > 0 iff L < W (with zswap too: R < W iff L < W), checked first; then the pool, W(1-w)/c < L,
         # makes (1-w)/c < 1 and the division safe (a compression ratio of 1 divided by zero)
         if any_of(limit >= w_bytes):
-            raise ValueError(f"memcg_mb: the limit ({self.memcg_mb:g} MiB) is not below the data written "
+            name = "memcg_mb" if self.memcg_high_mb is None else "memcg_mb and memcg_high_mb"
+            raise ValueError(f"{name}: the limit ({limit_mb:g} MiB) is not below the data written "
                              f"({w_bytes / 2**20:g} MiB): nothing would swap")
         resident = limit
         if self.swap_device == "zswap":
@@ -625,7 +666,9 @@ class SwapModel(Mechanism):
         a folio of n pages succeeds while n fits, so a share ~ 1 - n / R of the
         bytes after the limit is first reached, and every fault before it.
         With ``folio_kb`` = 4 every fault is a 4K folio: 1, whatever
-        ``large_share`` says (0, "no large folios", is as true)."""
+        ``large_share`` says (0, "no large folios", is as true). Held at
+        memory.high below memory.max (:func:`mmcost.swap.paths.high_governs`)
+        the large charge succeeds and the writer reclaims after it: 1."""
         if self.folio_kb == PAGE_KB:
             return 1.0
         if self.large_share is not None:
@@ -636,7 +679,10 @@ class SwapModel(Mechanism):
             return 1.0
         before = minimum(1.0, self.memcg_mb * 2**20 * self.memcgs / self.written_bytes)
         steady = maximum(0.0, 1.0 - (self.folio_kb // PAGE_KB) / self.fault_reclaim_pages)
-        return before + (1.0 - before) * steady
+        out = before + (1.0 - before) * steady
+        if self.memcg_high_mb is not None:  # held at memory.high every charge succeeds below memory.max
+            out = lanes.where(paths.high_governs(self), 1.0, out)
+        return out
 
     # --- the paths (mmcost.swap.paths), who reclaims (mmcost.swap.reclaim), the networks (mmcost.swap.stations) --
     def _mix(self, by_kswapd: bool = False) -> tuple[dict[str, float], float]:
@@ -788,7 +834,11 @@ class SwapModel(Mechanism):
                   ("kswapd_reclaim_share_pct", 100 * info["kswapd_share"], "%"),
                   ("large_fault_share_pct", 100 * self.large_fault_share(), "%"),
                   ("swapped_share", s, "1"), ("folios_per_s", x, "1/s"),
-                  ("memcg_failcnt_per_swapped_page", paths.memcg_failures_per_swapped_page(self), "1/page")]
+                  ("memcg_failcnt_per_swapped_page", paths.memcg_failures_per_swapped_page(self), "1/page"),
+                  # writers asleep over memory.high: sleep per folio over a writer's time per folio
+                  ("memcg_high_throttle_share_pct", 100 * info.get("high_sleep_us", 0.0) * x / self.running / 1e6,
+                   "%"),
+                  ("memcg_high_events_per_swapped_page", paths.high_events_per_swapped_page(self), "1/page")]
         scale = {"swapout_kib_s", "usemem_throughput_kib_s", "vm_scalability_throughput_kib_s", "folios_per_s"}
         qs = tuple(Quantity(n, val, u, val * (1 - half) if n in scale else val, val * (1 + half) if n in scale else val)
                    for n, val, u in values)
@@ -926,6 +976,9 @@ class SwapInModel(SwapModel):
 
     def check(self) -> None:
         super().check()
+        if self.memcg_high_mb is not None:
+            raise ValueError("memcg_high_mb: the read-back under memory.high (its swap-in charges reclaiming on the "
+                             "return to user space) is not modelled; leave memcg_high_mb None for SwapInModel")
         from .devices import SYNCHRONOUS
 
         if self.swap_device not in SYNCHRONOUS:

@@ -32,10 +32,14 @@ frees are sites on existing rows of :mod:`mmcost.swap.stations`), its fields
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import cpu_models
 from ..lanes import any_of, maximum, minimum, where
+from ..lanes import count as lane_count
 from ..tlb import flush_cost, flush_targets, local_flush_chance
-from .constants import MGLRU_BATCH, PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH
+from .constants import (MEMCG_DELAY_PRECISION_SHIFT, MEMCG_DELAY_SCALING_SHIFT, MEMCG_MAX_HIGH_DELAY_S, MGLRU_BATCH,
+                        PAGE_KB, PMD_KB, RECLAIM_BATCH, SLOT_CACHE_BATCH)
 from .devices import COMPRESSED, load, store, zero_us
 
 #: the keys a path's holds may have: (unit, what one operation puts there). Keys named ``fault`` or
@@ -370,6 +374,13 @@ def memcg_failures_per_swapped_page(m) -> float:
     written pages are that fill, s are swapped."""
     if m.memcg_mb is None:
         return 0.0
+    out = _max_failures_per_swapped_page(m)
+    if m.memcg_high_mb is not None:  # held at memory.high, no charge reaches memory.max
+        out = where(high_governs(m), 0.0, out)
+    return out
+
+
+def _max_failures_per_swapped_page(m) -> float:
     n = max(1, m.folio_kb // PAGE_KB)
     cycle = memcg_charge_cycle(m)["failures"]
     if n == 1 or not whole(m, m.folio_kb):
@@ -392,13 +403,17 @@ def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
     ``__mem_cgroup_try_charge_swap``).
     An update moves its line when another CPU updated it last: for each
     level, 1 - 1/k of them with k writers updating it (the memcg's own, all
-    of them at the root)."""
+    of them at the root). Held at memory.high below memory.max
+    (:func:`high_governs`) every charge is a stock refill or a large
+    folio's own, as below the limit."""
     if m.memcg_mb is None:
         return 0.0, 0.0
     # per page, below the limit: a batch refill per batch of pages, or the folio's own charge above it
     stock = charge_updates(m)[1] / max(int(m.switch("memcg_charge_batch")), pages)
     s = m._swapped_share()
     per_page = s * memcg_charge_cycle(m)["updates"] + (1.0 - s) * stock
+    if m.memcg_high_mb is not None:  # below memory.max every charge refills the stock (high_governs)
+        per_page = where(high_governs(m), stock, per_page)
     in_memcg, everyone = memcg_writers(m), max(1.0, float(m.running))
     moved = ((1.0 - 1.0 / in_memcg) + (MEMCG_LEVELS - 1) * (1.0 - 1.0 / everyone)) / MEMCG_LEVELS
     # the memory counter's uncharge: v1 per folio (memcg1_swapout); v2 once per folio batch of the freed
@@ -406,6 +421,159 @@ def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
     # the swap counter charged per folio (__mem_cgroup_try_charge_swap; v1 counts swap in memsw instead)
     out = MEMCG_LEVELS * ((1.0 + 1.0 / FOLIO_BATCH) if m.cgroup_v2 else 1.0)
     return pages * per_page * moved, folios_out * out * moved
+
+
+# --- memory.high: the writer's own reclaim on return to user, and the throttle ------------------------------
+def high_governs(m):
+    """Whether memory.high, not memory.max, holds the memcg (per lane: an
+    array where ``memcg_high_mb`` or ``memcg_mb`` is one): ``memcg_high_mb``
+    below ``memcg_mb``. With memory.high at or above memory.max the usage
+    never exceeds it (``page_counter_try_charge`` refuses at max first), so
+    the memcg is memory.max alone; False without a memory.high.
+
+    Held at memory.high, the memcg's usage stays near it and every charge
+    succeeds below memory.max (assumed to sit more than the writers'
+    in-flight batches above it): ``try_charge_memcg`` charges a whole batch
+    for the per-CPU stock (no failed attempt, memory.events ``max`` stays 0:
+    :func:`memcg_charges`), a large folio's charge succeeds, so no fault falls
+    back to 4K (:meth:`SwapModel.large_fault_share`), and the charge that finds
+    the usage over memory.high adds its batch to
+    ``current->memcg_nr_pages_over_high`` and sets TIF_NOTIFY_RESUME: the
+    writer reclaims on its way back to user space
+    (:func:`high_reclaim_pages`, :func:`over_high_sleep_us`)."""
+    if m.memcg_high_mb is None:
+        return False
+    return m.memcg_high_mb < m.memcg_mb
+
+
+def memcg_limit_mb(m):
+    """The limit the memcg's usage is held at: ``memcg_mb`` (memory.max), or
+    ``memcg_high_mb`` where it is lower (per lane)."""
+    if m.memcg_high_mb is None:
+        return m.memcg_mb
+    return minimum(m.memcg_mb, m.memcg_high_mb)
+
+
+def high_reclaim_pages(m, kb: int) -> int:
+    """Pages one return to user space reclaims over memory.high after a charge
+    of a ``kb`` KiB folio: ``mem_cgroup_handle_over_high`` -> ``reclaim_high``
+    -> ``try_to_free_mem_cgroup_pages(memcg, nr_pages)``, which reclaims at
+    least ``max(nr_pages, SWAP_CLUSTER_MAX)``, where ``nr_pages`` is what the
+    charges since the last return added to ``memcg_nr_pages_over_high``: the
+    charge's batch, ``max(MEMCG_CHARGE_BATCH, folio pages)`` (a charge below
+    the batch is served by the stock and checks nothing; the refill is what
+    finds the usage over memory.high). So a 4K writer reclaims 64 pages (32
+    before v6.1, 1813e51eece0) per 64 pages written, a 2M THP's fault 512.
+    The same amount since memory.high came in: v4.0 (241994ed8649) reclaimed
+    ``nr_pages`` in ``try_charge`` itself (a 4K charge: SWAP_CLUSTER_MAX = 32,
+    the batch of the time), b23afb93d317 ("memcg: punt high overage
+    reclaim to return-to-userland path", Tejun Heo, August 2015; in the mm
+    tree on top of v4.3, so v4.4: the release not read off a tree) moved it
+    to the return to user space, Vladimir Davydov's 2016 fix reclaims the whole batch
+    charged (the same 32 for a 4K charge), and from c9afe31ec443 ("memcg:
+    synchronously enforce memory.high for large overcharges", Shakeel Butt,
+    2022) an overcharge above MEMCG_CHARGE_BATCH (a THP's) is reclaimed in the
+    charge: the same task and amount either way."""
+    batch = int(m.switch("memcg_charge_batch"))
+    return max(batch, kb // PAGE_KB, RECLAIM_BATCH)
+
+
+def calculate_high_delay(usage, high, nr_pages: int, hz: int, batch: int):
+    """The kernel's ``calculate_high_delay`` (mm/memcontrol.c, v5.4 on:
+    0e4b01df8659; split into ``calculate_overage`` by the swap.high series of
+    v5.8), in jiffies, in its integer arithmetic: with ``usage`` and ``high``
+    in pages (ints or int arrays),
+
+    - ``overage = ((usage - high) << MEMCG_DELAY_PRECISION_SHIFT) / max(high, 1)``, 0 where usage <= high;
+    - ``penalty = overage * overage * HZ >> MEMCG_DELAY_PRECISION_SHIFT >> MEMCG_DELAY_SCALING_SHIFT``;
+    - ``penalty * nr_pages / MEMCG_CHARGE_BATCH``: the task's own share (``nr_pages`` its pages over high).
+
+    Every division truncates, as the kernel's u64 ones do. Overages from
+    2^24 (usage 16 times high) give a penalty over any cap and are taken at
+    2^24: the capped sleep is the same, the kernel's u64 wraparound from
+    usage about 128 times high is not reproduced."""
+    usage = np.asarray(usage, dtype=np.int64)
+    high = np.asarray(high, dtype=np.int64)
+    over = np.maximum(usage - high, 0)
+    overage = np.minimum((over << MEMCG_DELAY_PRECISION_SHIFT) // np.maximum(high, 1), 1 << 24)
+    penalty = (overage * overage * hz) >> MEMCG_DELAY_PRECISION_SHIFT >> MEMCG_DELAY_SCALING_SHIFT
+    out = penalty * nr_pages // batch
+    return int(out) if out.ndim == 0 else out
+
+
+def high_sleep_jiffies(penalty, hz: int):
+    """The sleep ``mem_cgroup_handle_over_high`` takes for a penalty (jiffies):
+    capped at MEMCG_MAX_HIGH_DELAY_JIFFIES (2 s), none at or below HZ / 100
+    ("not even worth doing")."""
+    capped = np.minimum(penalty, MEMCG_MAX_HIGH_DELAY_S * hz)
+    out = np.where(capped <= hz // 100, 0, capped)
+    return int(out) if np.ndim(out) == 0 else out
+
+
+def over_high_sleep_us(m, busy, kib):
+    """Expected throttling sleep per folio swapped (us), off-CPU, for writers
+    held at memory.high that spend a share ``busy`` of their time between a
+    charge over memory.high and the end of its reclaim (per lane), swapping
+    ``kib`` KiB per folio.
+
+    Each writer reclaims what it charges before it writes on
+    (:func:`high_reclaim_pages`), so reclaim keeps up with its own
+    allocations; what is still over memory.high when it checks (after its
+    ``reclaim_high``: ``mem_find_max_overage``) is the batches the other k - 1
+    writers of its memcg have charged and not yet reclaimed. Each is in that
+    window a share ``busy`` of its time, independently: J ~ Binomial(k - 1,
+    busy) of them, b pages each (the batch), over a usage the writer's own
+    reclaim left uniformly within one batch below memory.high (a refill
+    crosses high by at most a batch, the reclaim takes a batch back): the
+    overage is J b - u, u uniform on 0 .. b - 1. The sleep is
+    :func:`calculate_high_delay` of it with ``nr_pages`` = b,
+    :func:`high_sleep_jiffies` of that, in seconds at CONFIG_HZ
+    (``config_hz``); one such check per :func:`high_reclaim_pages` pages
+    swapped.
+
+    By era (``memcg_high_throttle``): before v5.4 no sleep; v5.4-v5.7
+    (0e4b01df8659) the sleep after one reclaim pass, as above; from v5.8
+    (b3ff92916af3) the writer reclaims again while its passes reclaim anything
+    and sleeps only after MAX_RECLAIM_RETRIES passes that reclaimed nothing,
+    which a writer whose memcg can swap does not meet: no sleep (its extra
+    passes take pages the other writers would have reclaimed themselves: the
+    same reclaim per page swapped). A memcg that cannot reclaim (no swap,
+    a full device) is not modelled. No measurement on this project's machine
+    checks it: its guest runs cgroup v1, which has no memory.high."""
+    if m.memcg_high_mb is None or m.switch("memcg_high_throttle") != "after_reclaim":
+        return 0.0
+    governs = high_governs(m)
+    if not any_of(governs):
+        return 0.0
+    from scipy.stats import binom  # here, not at import: mmcost.swap stays quick to import
+
+    hz = int(m.config_hz)
+    batch = int(m.switch("memcg_charge_batch"))
+    b = max(batch, m.folio_kb // PAGE_KB)
+    others = max(0, int(round(memcg_writers(m))) - 1)
+    lanes_high = np.atleast_1d(np.floor(np.asarray(m.memcg_high_mb, dtype=float) * 256)).astype(np.int64)
+    j = np.arange(others + 1)
+    u = np.arange(b)
+    over = j[:, None] * b - u[None, :]  # (J, U) pages over high
+    pen = calculate_high_delay(lanes_high[:, None, None] + over[None], lanes_high[:, None, None], b, hz, batch)
+    sleep_s = high_sleep_jiffies(pen, hz).mean(axis=2) / hz  # (lanes, J): mean over u
+    pmf = binom.pmf(j[None, :], others, np.atleast_1d(np.asarray(busy, dtype=float))[:, None])
+    per_check_us = (pmf * sleep_s).sum(axis=1) * 1e6
+    per_folio = per_check_us * (np.asarray(kib, dtype=float) / PAGE_KB) / high_reclaim_pages(m, m.folio_kb)
+    out = np.where(governs, per_folio, 0.0)
+    return float(out[0]) if lane_count(m) is None else np.broadcast_to(out, (lane_count(m),)).copy()
+
+
+def high_events_per_swapped_page(m):
+    """memory.events ``high`` per page swapped (cgroup v2): ``reclaim_high``
+    counts MEMCG_HIGH once per pass that finds the memcg over memory.high,
+    one pass per :func:`high_reclaim_pages` pages in the steady state (the
+    v5.8 retries of a writer that finds others' batches over it, and the
+    checks that find the usage already back under, are not counted); 0 where
+    memory.high does not hold the memcg."""
+    if m.memcg_high_mb is None:
+        return 0.0
+    return where(high_governs(m), 1.0 / high_reclaim_pages(m, m.folio_kb), 0.0)
 
 
 def on_pcp(m, pages: int) -> bool:

@@ -4,7 +4,10 @@ Under a memcg limit the writers reclaim themselves (``try_charge_memcg`` ->
 ``try_to_free_mem_cgroup_pages``); under global reclaim kswapd takes the
 share its CPU can (:func:`network`: a fixed point in kswapd's share), and a
 direct reclaimer that finds too many folios isolated sleeps
-(``too_many_isolated``: a fixed point in the sleep, :func:`network_at`).
+(``too_many_isolated``: a fixed point in the sleep, :func:`network_at`), as
+does a writer over memory.high from v5.4 to v5.7
+(``mem_cgroup_handle_over_high``: :func:`mmcost.swap.paths.over_high_sleep_us`,
+in the same fixed point).
 Every function here works on lanes of draws (:mod:`mmcost.lanes`).
 """
 
@@ -17,7 +20,8 @@ from ..lanes import any_of, maximum, minimum
 from ..locks import LockSystem
 from . import stations
 from .constants import PAGE_KB, RECLAIM_BATCH
-from .paths import PER_WRITTEN, swap_in_mix, swap_in_sizes, swap_out_mix, swap_out_sized
+from .paths import (PER_WRITTEN, high_governs, memcg_limit_mb, over_high_sleep_us, swap_in_mix, swap_in_sizes,
+                    swap_out_mix, swap_out_sized)
 
 
 def kswapd_cpus(m) -> tuple[float, bool]:
@@ -85,9 +89,10 @@ def isolation_threshold(m, pages: int) -> float | None:
     if m.inactive_anon_mb is not None:
         inactive = m.inactive_anon_mb * 256
     elif m.memcg_mb is not None:  # inactive_is_low: inactive * int_sqrt(10 * GiB) ~ active
-        gib = m.memcg_mb // 1024
+        limit = memcg_limit_mb(m)  # (the usage memory.high holds it at, where it is the lower)
+        gib = limit // 1024
         ratio = maximum(1.0, np.floor(np.sqrt(10.0 * gib)))  # int_sqrt(10 * gib); 1 below a GiB
-        inactive = m.memcg_mb * 256 / (1 + ratio)
+        inactive = limit * 256 / (1 + ratio)
     else:
         return None
     return (inactive / 8) / max(RECLAIM_BATCH, pages)
@@ -104,14 +109,39 @@ def throttled_us(m, k: float, d: dict, x_per_s: float) -> float:
     if threshold is None:
         return 0.0
     others = m.running - 1
-    cycle = m.running * 1e6 / x_per_s  # us per folio per writer
-    f = minimum(1.0, (1 - k) * d["reclaim"] / cycle)
+    f = busy_share(m, k, d, x_per_s)
     # more than the threshold of the others isolating: Binomial(others, f)'s survival function
     # (0 where the threshold reaches them all)
     tail = bdtrc(np.minimum(np.floor(threshold), others), others, f)
     per_call = max(1.0, RECLAIM_BATCH / (m.folio_kb // PAGE_KB))
     sleep = tail * m.switch("throttle_isolated_ms") * 1e3 / per_call
     return float(sleep) if lanes.count(m) is None else sleep
+
+
+def busy_share(m, k: float, d: dict, x_per_s: float):
+    """Share of a direct reclaimer's time spent reclaiming, at ``x_per_s``
+    folios swapped per second (all writers): its reclaim CPU per folio over
+    its cycle per folio."""
+    cycle = m.running * 1e6 / x_per_s  # us per folio per writer
+    return minimum(1.0, (1 - k) * d["reclaim"] / cycle)
+
+
+def high_may_sleep(m) -> bool:
+    """Whether a writer over memory.high can be throttled
+    (:func:`mmcost.swap.paths.over_high_sleep_us`): memory.high holds its
+    memcg in some lane and the kernel sleeps after one reclaim pass (v5.4-v5.7)."""
+    return (m.memcg_high_mb is not None and m.switch("memcg_high_throttle") == "after_reclaim"
+            and any_of(high_governs(m)))
+
+
+def sleep_us(m, k: float, d: dict, x_per_s: float, kib):
+    """A direct reclaimer's sleeps per folio swapped at ``x_per_s``: the
+    isolation throttle (:func:`throttled_us`) and, where memory.high holds
+    the memcg, the over-high throttle (:func:`mmcost.swap.paths.over_high_sleep_us`)."""
+    out = throttled_us(m, k, d, x_per_s)
+    if high_may_sleep(m):
+        out = out + over_high_sleep_us(m, busy_share(m, k, d, x_per_s), kib)
+    return out
 
 
 def network_at(m, k: float, d_direct: dict, d_kswapd: dict, kib: float,
@@ -130,21 +160,24 @@ def network_at(m, k: float, d_direct: dict, d_kswapd: dict, kib: float,
     net = stations.network(m, stations.WRITERS, d, work, m.running, s, throttled)
     info = dict(kib=kib, swapped_share=s, shootdowns=d["shootdowns"], tlbis=d["tlbis"], device_us=d["device"],
                 kswapd_share=k, kswapd_us=k * d_kswapd["reclaim"],
-                throttled_us=0.0 if throttled is None else throttled)
-    if throttled is None and isolation_threshold(m, m.folio_kb // PAGE_KB) is not None:
+                throttled_us=0.0 if throttled is None else throttled, high_sleep_us=0.0)
+    high = high_may_sleep(m)
+    if throttled is None and (isolation_threshold(m, m.folio_kb // PAGE_KB) is not None or high):
         # the sleep lengthens the cycle that sets its own chance: the fixed point of a decreasing
         # function, between no sleep and the sleep at the unthrottled rate (a share u of that)
-        hi = throttled_us(m, k, d, throughput(m, net))
+        hi = sleep_us(m, k, d, throughput(m, net), kib)
         n = lanes.count(m)
         scale = hi if n is None else np.where(hi > 0, hi, 1.0)  # (lanes without a sleep are not searched)
 
         def excess(u):
             trial = network_at(m, k, d_direct, d_kswapd, kib, u * hi)[0]
-            return (throttled_us(m, k, d, throughput(m, trial)) - u * hi) / scale
+            return (sleep_us(m, k, d, throughput(m, trial), kib) - u * hi) / scale
 
         if any_of(hi > 0):
             u = lanes.find_root(excess, 0.0, 1.0, n, xatol=1e-12, where=hi > 0)
             net, _, info = network_at(m, k, d_direct, d_kswapd, kib, u * hi)
+            if high:  # the over-high part of the sleep, at the solution's rate
+                info["high_sleep_us"] = over_high_sleep_us(m, busy_share(m, k, d, throughput(m, net)), kib)
     return net, kib, info
 
 
