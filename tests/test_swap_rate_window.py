@@ -61,3 +61,19 @@ def test_a_ratio_that_swaps_everything_is_refused():
         m.lkp_swapped_share(0.95)  # over the window more than every byte written
     with pytest.raises(ValueError, match="rate_window"):
         SwapModel(**TOY, rate_window="job")
+
+
+def test_the_window_is_a_column_of_the_users_frame():
+    """A frame's rate_window column sets each row's window; the loop's rate is the default."""
+    import pandas as pd
+
+    from mmcost.fit import FitResult
+
+    m = SwapModel(**TOY)
+    fit = FitResult.of_priors(m)
+    rows = pd.DataFrame({"metric": ["swapout_kib_s"] * 2, "rate_window": ["loop", "lkp_job"]})
+    loop_rate, lkp_rate = fit.predict(rows, n_samples=2)["best"]
+    r = m.solve()
+    loop, exit_s = _times(r)
+    assert loop_rate == pytest.approx(r["swapout_kib_s"])
+    assert lkp_rate == pytest.approx(r["swapout_kib_s"] * loop / (loop + exit_s))

@@ -66,7 +66,8 @@ sites spun 19.2% less. Now the same bytes are swapped in the loop and
 averaged over the loop and the exit: the share is the ratio times (loop +
 exit) / loop at the priors (:meth:`mmcost.swap.SwapModel.lkp_swapped_share`:
 0.665, the exit, 8 processes freeing one entry at a time under ``si->lock``,
-taking 0.38 of the loop). That agrees with the LKP job's memory: its
+taking 0.38 of the loop; solved at the fitted costs instead, 0.686 gives the
+ratio back exactly and +20.1% and +13.3%, at chi2/dof 3.1). That agrees with the LKP job's memory: its
 1pmem job of 2016 (lkp-tests ``jobs/vm-scalability-swap-1pmem.yaml``,
 ``memmap=96G!4G`` on a 128 GB Haswell-EP) leaves about 30 GB of RAM, and
 ``case-swap-w-seq`` writes 3/4 of MemAvailable + SwapTotal, about 94 GB, so
