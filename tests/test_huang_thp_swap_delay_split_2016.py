@@ -3,7 +3,10 @@
 Tolerances: the base throughput within 25% (its published 1% stddev is a
 known miss: xfail), the __add_to_swap_cache spinning share within a factor
 of two; the patched kernel is the delay-split path, its gain within 10
-points a known miss (xfail)."""
+points a known miss (xfail). LKP's windows (swap-out over the job with the
+exit, throughput over the loop): at the published throughput gain the
+model's exit gives the published swap-out change within 6 points and the
+elapsed-time change within 2."""
 
 import pytest
 from mmcost import studies
@@ -13,18 +16,24 @@ STUDY = studies.get("huang_thp_swap_delay_split_2016")
 
 def test_every_row_is_accounted_for():
     c = STUDY.counts()
-    assert (c["fitted"], c["predicted"], c["not expressible"], c["unaccounted"]) == (1, 8, 9, 0)
+    assert (c["fitted"], c["predicted"], c["not expressible"], c["unaccounted"]) == (1, 9, 8, 0)
     acc = STUDY.accounting()
     patched = acc[acc["variant"] == "base+patchset"]
     assert set(patched.loc[patched["status"] == "predicted", "metric"]) == {
         "vm_scalability_throughput_kib_s", "vm_scalability_throughput_kib_s_change_pct", "swapout_kib_s",
-        "swapout_kib_s_change_pct", "cycles_share_pct", "cycles_share_pct_change_pct"}
+        "swapout_kib_s_change_pct", "cycles_share_pct", "cycles_share_pct_change_pct", "real_time_s_change_pct"}
 
 
 def test_the_base_kernel_is_placed_in_its_era():
     m = STUDY.fit().model
     assert m.kernel == "4.8" and m.switch("writeback_tags") is True and m.switch("slot_cache") is False
-    assert m.swapped_share == pytest.approx(1118821 / 2460636)
+    assert m.rate_window == "lkp_job"
+    assert STUDY.swapout_ratio() == pytest.approx(1118821 / 2460636)
+    assert m.swapped_share == pytest.approx(STUDY.swapped_share())
+    # the ratio back from the base kernel at that share, over LKP's windows
+    r = m.set(processes=16, swap_device="pmem", folio_kb=2048).configure(variant="base").solve()
+    assert r["swapout_kib_s"] / r["vm_scalability_throughput_kib_s"] == pytest.approx(1118821 / 2460636, rel=1e-4)
+    assert m.swapped_share > 1.2 * STUDY.swapout_ratio()
 
 
 def test_base_kernel_predicted_within_the_stated_tolerances():
@@ -35,7 +44,7 @@ def test_base_kernel_predicted_within_the_stated_tolerances():
     assert 0.5 < share["predicted"] / share["published"] < 2.0
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: base throughput predicted ~14% high with seed 004's costs, "
+@pytest.mark.xfail(strict=True, reason="known miss: base throughput predicted 8% high with seed 004's costs, "
                    "published stddev 1%")
 def test_base_throughput_within_2_sigma():
     h, n = STUDY.counts()["hits"], STUDY.counts()["held_out"]
@@ -56,9 +65,32 @@ def test_the_delay_split_gains_and_the_tree_lock_stays_the_bottleneck():
         assert locks["swapcache"]["utilization"] > 0.9, variant
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: the delay split's gain +26% predicted for +10.6% throughput "
-                   "(+12.1% swap-out): the model's tree-lock hold falls 22% a page")
+@pytest.mark.xfail(strict=True, reason="known miss: the delay split's gain +27.2% predicted for +10.6% throughput: "
+                   "the model's tree-lock hold falls 22% a page (swap-out +17.3% for +12.1%, within 10 points through "
+                   "the windows)")
 def test_the_delay_split_gain_within_10_points():
     held = STUDY.held_out()
     change = held[held["metric"].isin(["vm_scalability_throughput_kib_s_change_pct", "swapout_kib_s_change_pct"])]
     assert (change["error"].abs() <= 10).all()
+
+
+def window_at_published_gain(study, processes):
+    """(swap-out change, elapsed-time change) in % that the model's base loop and exit give at the
+    published throughput gain: the same bytes swapped, the exit unchanged by the patch."""
+    pub = study.data().set_index(["variant", "metric"])["value"]
+    gain = 1 + pub[("base+patchset", "vm_scalability_throughput_kib_s_change_pct")] / 100
+    m = study.fit().model.set(processes=processes, swap_device="pmem", folio_kb=2048)
+    base, patched = (m.configure(variant=v).solve() for v in ("base", "base+patchset"))
+    assert patched["exit_time_s"] == pytest.approx(base["exit_time_s"])
+    loop, exit_s = base["real_time_s"] - base["exit_time_s"], base["exit_time_s"]
+    after = loop / gain + exit_s
+    return 100 * ((loop + exit_s) / after - 1), 100 * (after / (loop + exit_s) - 1)
+
+
+def test_the_windows_give_the_published_swapout_and_time_at_the_published_gain():
+    """+7.1% for +12.1% swap-out, -6.6% for -7.9% elapsed: the windows are not what the gain misses."""
+    so, time = window_at_published_gain(STUDY, 16)
+    assert abs(so - 12.1) <= 6 and abs(time - -7.9) <= 2
+    held = STUDY.held_out().set_index(["metric", "configuration"])
+    r = held.loc[("real_time_s_change_pct", "base+patchset")]
+    assert r["lo"] <= r["predicted"] <= r["hi"] < 0

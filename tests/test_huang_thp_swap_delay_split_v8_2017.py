@@ -5,17 +5,21 @@ the published one, and within 10% (6.5 GB/s for 7.0, -8.0%; 5.7 GB/s, -19.5%,
 before the reclaim engine re-scoped reclaim_us_per_folio's prior, 2.5 -> 1.5
 us, which seed 004's fit keeps: less CPU per page); the patched kernel is
 the delay-split path (the patch's gain within 10 points is a known miss:
-xfail); the children share of add_to_swap is not expressible."""
+xfail); the children share of add_to_swap is not expressible. LKP's
+windows: at the published throughput gain the model's exit gives the
+published swap-out change within 6 points and the elapsed-time change
+within 2."""
 
 import pytest
 from mmcost import studies
+from test_huang_thp_swap_delay_split_2016 import window_at_published_gain
 
 STUDY = studies.get("huang_thp_swap_delay_split_v8_2017")
 
 
 def test_every_row_is_accounted_for():
     c = STUDY.counts()
-    assert (c["fitted"], c["predicted"], c["not expressible"], c["unaccounted"]) == (1, 5, 12, 0)
+    assert (c["fitted"], c["predicted"], c["not expressible"], c["unaccounted"]) == (1, 6, 11, 0)
 
 
 def test_the_base_kernel_is_placed_in_its_era():
@@ -46,10 +50,17 @@ def test_the_delay_split_gains():
     assert gain["predicted"] > 0
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: +4.3% predicted for +21.2% throughput (+14.9% swap-out): on "
+@pytest.mark.xfail(strict=True, reason="known miss: +4.4% predicted for +21.2% throughput (+4.2% for +14.9% "
+                   "swap-out, -4.0% for -16.2% elapsed): on "
                    "v4.11 the model's delay split saves add_to_swap's ~0.45 us a page, no contended lock; the "
                    "published IPC +22% has no mechanism here")
 def test_the_delay_split_gain_within_10_points():
     held = STUDY.held_out()
     change = held[held["metric"].str.endswith("_change_pct")]
     assert (change["error"].abs() <= 10).all()
+
+
+def test_the_windows_give_the_published_swapout_and_time_at_the_published_gain():
+    """+20.1% for +14.9% swap-out, -16.8% for -16.2% elapsed: the windows are not what the gain misses."""
+    so, time = window_at_published_gain(STUDY, 8)
+    assert abs(so - 14.9) <= 6 and abs(time - -16.2) <= 2

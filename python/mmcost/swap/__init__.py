@@ -56,7 +56,9 @@ remote) takes the share its CPU can and the allocators reclaim the rest
 (``kswapd_share``). A direct reclaimer that finds too many pages isolated
 sleeps (``too_many_isolated``), off-CPU. At exit every process frees its
 swap entries (:meth:`SwapModel.exit_system`), which ``real_time_s`` includes
-and usemem's throughput does not.
+and usemem's throughput does not; ``swapout_kib_s`` includes it where the
+source averaged the rate over the whole job, as LKP's ``vmstat.swap.so``
+does (``rate_window = "lkp_job"``, :meth:`SwapModel.rate_window_s`).
 
 The writers contend at the shared stations (lruvec lock, ``si->lock``, the
 swap cache tree lock where it was one, ``swap_avail_lock``, the memcg page

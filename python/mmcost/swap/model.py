@@ -85,6 +85,9 @@ KERNEL_PATH_FIELDS = ("reclaim_us_per_folio", "reclaim_us_per_page", "lru_hold_u
                       "swap_free_us_per_page", "page_free_us_per_page", "zs_free_hold_us", "add_to_swap_us_per_folio",
                       "brd_alloc_us_per_page", "brd_xa_hold_us", "io_submit_us_per_io")
 
+#: windows a source's swap-out rate is averaged over (:attr:`SwapModel.rate_window`)
+RATE_WINDOWS = ("loop", "lkp_job")
+
 
 @dataclass(frozen=True)
 class SwapModel(Mechanism):
@@ -106,6 +109,11 @@ class SwapModel(Mechanism):
     memcgs: int = knob(1, unit="count", doc="memcgs the processes are spread over evenly, each limited to memcg_mb")
     swapped_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
                                        doc="share of written bytes swapped out; None: from memcg_mb")
+    rate_window: str = knob(
+        "loop", choices=RATE_WINDOWS,
+        doc="the window swapout_kib_s is averaged over: 'loop', the write loop usemem times its throughput over; "
+            "'lkp_job', an LKP job's vmstat.swap.so: the mean of the vmstat monitor's 1 s samples over the whole "
+            "test, the writers' exit included (SwapModel.rate_window_s)")
     folio_kb: int = knob(4, unit="KiB", doc="folio size faults ask for (the one hugepages-<size>kB enabled)")
     madvise: bool = knob(False, doc="MADV_HUGEPAGE: large-folio faults may reclaim, so they never fall back")
     large_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
@@ -745,6 +753,67 @@ class SwapModel(Mechanism):
         t = entries / x / self.build_factor
         return t, t * res.system_values["cpus"]
 
+    # --- the window a source averages its swap-out rate over ---------------------------------------------
+    def rate_window_s(self, loop_s, exit_s):
+        """Seconds ``swapout_kib_s`` is averaged over, from the write loop's and
+        the exit's (:attr:`rate_window`):
+
+        - ``loop``: the write loop, as usemem times its throughput (a counter
+          read around the loop);
+        - ``lkp_job``: the whole test, as LKP averages ``vmstat.swap.so``. The
+          vmstat monitor (lkp-tests ``programs/vmstat/monitor``: ``vmstat -n
+          1``) starts on the ``activate-monitor`` event (``bin/run-monitor``),
+          which ``lib/job.sh`` ``wakeup_pre_test`` sends just before
+          ``run_test`` starts the test program, and stops when
+          ``bin/post-run`` ends the job after it; ``lib/matrix.rb``
+          ``create_stats_matrix`` reports the mean of its 1 s samples
+          (``v.sum / stats_part_len``, every sample without
+          ``stats_part_begin`` or ``stats_part_end``). The test program
+          (``programs/vm-scalability/run`` -> vm-scalability's
+          ``case-swap-w-seq``: ``usemem -n $nr_task`` with
+          ``unit_size / nr_task`` bytes each, ``unit_size`` 3/4 of
+          MemAvailable + SwapTotal, no ``--runtime``) ends when every usemem
+          process has freed its memory (``timing_free``) and exited.
+          ``vm-scalability.throughput`` is the sum of the processes' ``bytes
+          / usecs`` (``programs/vm-scalability/parse``), each timed from
+          usemem's start to the end of its write loop (``output_statistics``
+          before ``timing_free``): the loop's.
+
+        The rest of the job (``wakeup_pre_test``'s ``sleep 1``, the tmpfs
+        mount, the monitors' stop) is about a second of jobs of 90-310 s (the
+        delay-split letters' ``vm-scalability.time.elapsed_time``) and is left
+        out."""
+        return loop_s + exit_s if self.rate_window == "lkp_job" else loop_s
+
+    def lkp_swapped_share(self, ratio: float, tol: float = 1e-6, max_iter: int = 50) -> float:
+        """The share of written bytes swapped, from a source's published
+        swap-out rate / write throughput (``ratio``): their windows differ
+        (:meth:`rate_window_s`), so ``ratio = s * loop / window`` and ``s =
+        ratio * window / loop``, with the loop and the exit this configuration
+        takes at that ``s`` (solved by fixed-point iteration from ``s =
+        ratio``; the window's share of the loop moves little with ``s``, both
+        scaling with the bytes swapped). With ``rate_window='loop'``: the
+        ratio."""
+        ratio = v.scalar("ratio", ratio, positive=True)
+        if ratio >= 1:
+            raise ValueError(f"ratio: a swap-out rate at or above the write throughput ({ratio:g}) swaps more than "
+                             "is written")
+        if self.rate_window == "loop":
+            return ratio
+        s = ratio
+        for _ in range(max_iter):
+            r = self.set(swapped_share=s).solve()
+            exit_s = r["exit_time_s"]
+            loop = r["real_time_s"] - exit_s
+            new = ratio * self.rate_window_s(loop, exit_s) / loop
+            if new >= 1:
+                raise ValueError(f"ratio: {ratio:g} over the {self.rate_window} window means every written byte "
+                                 f"and more is swapped (the exit takes {exit_s / loop:.2f} of the loop)")
+            if abs(new - s) < tol:
+                return float(new)
+            s = new
+        raise RuntimeError(f"lkp_swapped_share did not converge from ratio {ratio:g} in {max_iter} iterations")
+
     # --- solving ---------------------------------------------------------------------------------------
     def solve(self, solver: str = "analytic", **simulate_kwargs) -> Result:
         """Throughputs, times and counters of this configuration; ``solver="simulated"``
@@ -812,10 +881,11 @@ class SwapModel(Mechanism):
         x = float(res.throughput_per_s) * self.build_factor  # folios swapped per second
         half = float(res.system_values.get("throughput_per_s_ci99", 0.0)) / x * self.build_factor if x > 0 else 0.0
         s = info["swapped_share"]
-        swapout = x * kib
+        swapout = x * kib  # over the write loop
         per_proc = swapout / s / self.processes
         loop = self.bytes_per_process / 1024 / per_proc  # the write loop, which usemem's throughput times
         exit_s, exit_cpu = self._exit_time_s(exit_res)
+        reported = swapout * loop / self.rate_window_s(loop, exit_s)  # the same bytes over the source's window
         at_device = 0.0  # writers waiting for the block device, off-CPU (Little's law)
         if info["device_us"] > 0 and "device" in res.lock_values:  # (a lane without the station has device_us 0)
             row = res.lock_values["device"]
@@ -826,7 +896,7 @@ class SwapModel(Mechanism):
         user = self.written_bytes / 4096 * self.user_us_per_page * 1e-6
         asleep = info["throttled_us"] * x / 1e6  # writers throttled in reclaim, off-CPU
         sys_time = max(0.0, (self.running - at_device - kswapd_cpus - asleep) * loop - user) + exit_cpu
-        values = [("swapout_kib_s", swapout, "KiB/s"), ("usemem_throughput_kib_s", per_proc, "KiB/s"),
+        values = [("swapout_kib_s", reported, "KiB/s"), ("usemem_throughput_kib_s", per_proc, "KiB/s"),
                   ("vm_scalability_throughput_kib_s", per_proc * self.processes, "KiB/s"),
                   ("real_time_s", loop + exit_s, "s"), ("sys_time_s", sys_time, "s"),
                   ("exit_time_s", exit_s, "s"), ("munmap_time_ms", 1e3 * exit_s, "ms"),
