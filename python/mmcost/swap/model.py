@@ -695,7 +695,7 @@ class SwapModel(Mechanism):
     # --- the paths (mmcost.swap.paths), who reclaims (mmcost.swap.reclaim), the networks (mmcost.swap.stations) --
     def _mix(self, by_kswapd: bool = False) -> tuple[dict[str, float], float]:
         """Holds of the average folio swapped out, and the KiB it holds (:func:`mmcost.swap.paths.swap_out_mix`)."""
-        return paths.swap_out_mix(self, by_kswapd)
+        return paths.swap_out_mix(self.at_kernel_speed(), by_kswapd)
 
     def _kswapd_cpus(self) -> tuple[float, bool]:
         return reclaim.kswapd_cpus(self)
