@@ -15,7 +15,11 @@ study predicting with another source's fit is on that source's machine):
   (``Study.PROFILE``) shares it, a study of another machine never does;
 - the class default, with a prior (a kernel path's cost per page or folio),
   is one per field and kernel era (``reclaim_us_per_folio@era:6``), times
-  the machine's speed factor ``log_machine@cpu:<model>``;
+  the machine's speed factor ``log_machine@cpu:<model>``; on a profiled
+  machine also times its measured ``kernel_speed`` (a per-primitive cost of
+  that machine), the factor then holding what the fault path's speed does
+  not carry (without it, the Xeon guest's swap-in runs pulled the era's
+  shared costs and leave-one-source-out lost 13 hits in other sources);
 - a study's own parameter without a prior (a benchmark's miss rate, a
   working set) is one per field and source: a workload's description, never
   shared.
