@@ -418,7 +418,9 @@ def test_swap_cache_trunks_from_v4_11_and_whole_pmd_thp_writes_from_v4_14():
     assert small(**thp, kernel="4.14").switch("swap_whole_pmd_thp")
     split = small(**thp, kernel="4.13").solve()["swapout_kib_s"]
     assert split == pytest.approx(small(**thp, kernel="4.14", swap_whole_pmd_thp=False).solve()["swapout_kib_s"])
-    assert small(**thp, kernel="4.14").solve()["swapout_kib_s"] > 2 * split
+    # the whole write saves the split and 511 of 512 passes of the rest (bd4c82c22c36's letter: +42%, 5.81 ->
+    # 8.25 GB/s, 16 processes on PMEM; this small brd model, +94%: a check of the direction, not of that machine)
+    assert small(**thp, kernel="4.14").solve()["swapout_kib_s"] > 1.4 * split
 
 
 def test_arch_and_cpu_model_of_different_architectures_are_refused_both_ways():

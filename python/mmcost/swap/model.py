@@ -222,6 +222,12 @@ class SwapModel(Mechanism):
     anon_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="anonymous mTHP faults exist (v6.8)")
     batched_split_flush: bool | None = knob(None, kind="bool", kernel=True,
                                             doc="a split's PTE unmaps flushed once, not one by one (v6.8)")
+    freeze_walk_once: bool | None = knob(None, kind="bool", kernel=True,
+                                         doc="a PMD THP's split freezes it in one rmap walk, not one per subpage "
+                                             "(v4.11)")
+    split_remap_dirty: bool | None = knob(None, kind="bool", kernel=True,
+                                          doc="a split THP's pages are mapped back with their dirty bit (v6.0); "
+                                              "before, clean")
     flush_dirty_before_pageout: bool | None = knob(None, kind="bool", kernel=True,
                                                    doc="try_to_unmap_flush_dirty before pageout (v4.3)")
     batched_unmap_flush: bool | None = knob(None, kind="bool", kernel=True,
