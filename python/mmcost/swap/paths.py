@@ -793,7 +793,7 @@ def split_pmd_thp(m, pages: int, by_kswapd: bool = False) -> tuple[dict, float]:
       the 2M range, synchronous: over ``tlb_single_page_flush_ceiling`` a
       full flush); no PTE is present, so nothing is flushed per page (the
       per-PTE ``ptep_clear_flush`` that 3027c6f8eb9d, v6.8, batched is a
-      PTE-mapped folio's). One rmap walk, and from v4.5 to v4.10 one more
+      PTE-mapped folio's). One rmap walk, and from v4.6 to v4.10 one more
       per tail page (``try_to_unmap(page + i)``, each finding the migration
       entry: ``freeze_walk_once``, c7ab0d2fdc84, v4.11);
     - ``unfreeze_page`` (``remap_page`` from v5.x): ``remove_migration_ptes``
