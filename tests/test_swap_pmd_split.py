@@ -87,3 +87,11 @@ def test_a_pte_mapped_mthp_split_still_flushes_each_pte_before_v6_8():
     d = paths.swap_out(m, 64, whole=False)
     one_sync, one = paths.flush(m, 1, 1, False)["shootdowns"], paths.flush(m, 1, 1, True)["shootdowns"]
     assert d["shootdowns"] == pytest.approx(16 * one_sync + 16 * one)
+
+
+def test_on_arm64_the_split_s_flush_is_one_tlbi_and_one_dsb():
+    """flush_pmd_tlb_range invalidates the PMD with one TLBI at its stride, then one DSB ISH."""
+    m = SwapModel(processes=8, bytes_per_process=2**30, memcg_mb=4096, swap_device="brd", folio_kb=THP,
+                  cpu_model="generic-arm64", kernel="6.6", swap_whole_pmd_thp=False).at_kernel_speed()
+    sync, _ = paths.split_pmd_thp(m, PAGES)
+    assert (sync["tlbis"], sync["dsbs"], sync["shootdowns"]) == (1.0, 1.0, 0.0)

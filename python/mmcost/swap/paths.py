@@ -791,7 +791,8 @@ def split_pmd_thp(m, pages: int, by_kswapd: bool = False) -> tuple[dict, float]:
       ``split_huge_pmd_address(freeze = true)``: the PMD becomes migration
       entries directly, with one ``pmdp_invalidate`` (``flush_tlb_range`` of
       the 2M range, synchronous: over ``tlb_single_page_flush_ceiling`` a
-      full flush); no PTE is present, so nothing is flushed per page (the
+      full flush on x86; on arm64 one TLBI at the PMD's stride and a DSB);
+      no PTE is present, so nothing is flushed per page (the
       per-PTE ``ptep_clear_flush`` that 3027c6f8eb9d, v6.8, batched is a
       PTE-mapped folio's). One rmap walk, and from v4.6 to v4.10 one more
       per tail page (``try_to_unmap(page + i)``, each finding the migration
@@ -812,7 +813,10 @@ def split_pmd_thp(m, pages: int, by_kswapd: bool = False) -> tuple[dict, float]:
     Each walk is charged ``reference_us_per_folio`` (an rmap walk's set-up:
     anon_vma lock, interval-tree lookup, PGD-PMD walk, PTE lock). Returns
     (the flush's holds, the walks)."""
-    sync = flush(m, pages, 1, False, by_kswapd)
+    if m.arch == "arm64":  # flush_pmd_tlb_range: one TLBI at the PMD's stride and a DSB (as young_flush's)
+        sync = dvm_flush(m, 1.0, 1.0)
+    else:
+        sync = flush(m, pages, 1, False, by_kswapd)
     freeze = 1.0 if m.switch("freeze_walk_once") else float(pages)
     return sync, freeze + pages
 
