@@ -35,8 +35,8 @@ def test_base_throughput_within_a_factor_of_two():
 
 
 @pytest.mark.xfail(strict=True, reason="known miss: 10.9 GB/s predicted for 7.0 (+55%): with the split's two flush "
-                   "rounds a THP seed 004's costs leave the v4.11 split path ~2.4 us a swapped page short (cold tail "
-                   "struct pages, compaction after 4K frees, the machine: not modelled)")
+                   "rounds a THP seed 004's costs leave the v4.11 split path ~2.4 us a swapped page short (compaction "
+                   "after the split THPs come back as 4K pages, the machine: not modelled)")
 def test_base_throughput_within_10_pct():
     r = STUDY.held_out().set_index("configuration").loc["base"]
     assert abs(r["predicted"] / r["published"] - 1) <= 0.10

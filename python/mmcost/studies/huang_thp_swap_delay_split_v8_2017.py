@@ -44,14 +44,17 @@ batched ``try_to_unmap_flush`` for the list), and pays 513 rmap walks for
 the split instead. With seed 004's costs (fitted on 4K pages, whose every
 pageout does flush first) the v4.11 split path is then 3.3 us of reclaim
 CPU a swapped page and the base needs ~2.4 us a page more than it has.
-Not modelled, and candidates for it: the THP's 511 cold tail ``struct page``
-lines (first touched in ``freeze_page``), THP allocations that find no free
+Not modelled, and candidates for it: THP allocations that find no free
 2M block because the split THPs come back as 4K pages (compaction, whose
 page migrations flush one page at a time before v6.3's 7e12beb8ca2a: the
 next step of the series, bd4c82c22c36, reports 78.9% fewer IPIs once the
 THP is no longer split), and the machine itself: this run writes three
 times faster than seed 004's and the 2016 RFC's (2.5 GB/s) with half the
-processes, and the thread does not say on what.
+processes, and the thread does not say on what. (The THP's 511 cold tail
+``struct page`` lines are in it already: each split page pays
+``reclaim_us_per_folio``, fitted on 4K pages as cold; the delay split moves
+their first touch into the insert, :func:`mmcost.swap.paths.delay_split`,
+the same CPU time here, where the trunk's lock is no station.)
 
 Known miss, the gain: +7.2% [-3, +18] for +21.2% (swap-out +6.6% for
 +14.9% and the job's time -6.2% for -16.2%, within and at 10 points; at the
@@ -62,9 +65,10 @@ lock the delay split relieves is contended in the model, so it saves only
 measure that saving: its ``add_to_swap`` call chain (9.33% -> 3.67% of
 cycles) holds the base's ``split_huge_page_to_list``, which the patched
 kernel calls from ``shrink_page_list`` instead. The published instructions
-per written page barely change (IPC 1.04 -> 1.27, +22%, against 17.5% fewer
-cycles a page if the busy cycles scale with the throughput: +0.8%), so the gain is stall cycles (the cache-miss rate 31%
--> 19%), for which the model has no mechanism.
+per written page barely change (IPC 1.04 -> 1.27, +22%, against 17.5%
+fewer cycles a page if the busy cycles scale with the throughput: +0.8%),
+so the gain is stall cycles (the cache-miss rate 31% -> 19%), for which
+the model has no mechanism.
 """
 
 from __future__ import annotations

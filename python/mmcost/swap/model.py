@@ -465,6 +465,14 @@ class SwapModel(Mechanism):
                                "v1), radix_tree_maybe_preload, SetPageDirty: a few hundred ns"),
         doc="the part of reclaim_us_per_folio that is add_to_swap's own work (included in it, not added): what a "
             "tail page of a THP split after add_to_swap (thp_swap_delay_split) does not pay")
+    cold_line_us: float = knob(
+        0.1, unit="us", upper=10.0,
+        prior=Prior(0.1, 0.05, "one cache line fetched from local DRAM, not from another core: ~0.1 us load-to-use "
+                               "on a Haswell-EP socket (Molka et al., 'Cache coherence protocol and memory performance "
+                               "of the Intel Haswell-EP architecture', ICPP 2015); less where the hardware prefetcher "
+                               "streams an array (struct pages lie 64 B apart), hence the spread"),
+        doc="per cache line a path touches first since it left the caches: a THP's tail struct page at swap-out "
+            "(mmcost.swap.paths.delay_split)")
     # --- memory.high (cgroup v2; mmcost.swap.paths.high_governs): last, so that no field above moves -------------
     memcg_high_mb: float | None = knob(
         None, kind="float", unit="MiB", lower=1.0, upper=2.0**30, none_values=(float("inf"),),

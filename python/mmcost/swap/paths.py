@@ -837,7 +837,24 @@ def delay_split(m, split: dict, pages: int) -> dict[str, float]:
       subpages under one ``tree_lock`` hold: its per-folio part and lines
       once, its per-entry part per page);
     - ``add_to_swap``'s own work once (``add_to_swap_us_per_folio``, part of
-      each split page's ``reclaim_us_per_folio``).
+      each split page's ``reclaim_us_per_folio``);
+    - the first touch of the THP's tail ``struct page`` lines moves under the
+      insert's lock. They were last written when the THP was allocated
+      (``prep_compound_page``); usemem's writes go through the PMD and the
+      reference check reads the head, so seconds and many LLCs of data later
+      they come from DRAM (``cold_line_us`` each). Split first (before
+      v4.13), ``freeze_page`` touches them (``__split_huge_pmd_locked``:
+      PG_dirty and ``_mapcount`` of every subpage) under the mm's own PMD
+      lock, CPU work, and the insert finds them cached; delayed, the insert's
+      loop (``set_page_private(page + i)`` before each ``radix_tree_insert``,
+      "[RFC 08/11] mm, THP, swap: Support to add/delete THP to/from swap
+      cache", as merged) touches them under the swap cache lock and the
+      split finds them cached. The same time moves from the reclaimer's CPU
+      (where the split path has it inside each subpage's
+      ``reclaim_us_per_folio``, fitted on 4K pages whose struct page is as
+      cold when reclaim isolates it) to the lock's hold: nothing changes
+      where the lock is no station (v4.11's trunks); the global tree lock of
+      v4.8-v4.10 holds it.
 
     The split itself, the swap cache removals, writeback tags and the
     ``swap_map`` counts stay per page."""
@@ -848,7 +865,9 @@ def delay_split(m, split: dict, pages: int) -> dict[str, float]:
     d["avail"] = m.swap_avail_hold_us if si_era else 0.0
     d["cache_insert"] = (m.swapcache_us_per_folio + pages * m.swapcache_us_per_page) / 2 \
         + TREE_LOCK_LINES["__add_to_swap_cache"] * moved
-    d["reclaim"] = split["reclaim"] - (pages - 1) * m.add_to_swap_us_per_folio
+    cold = (pages - 1) * m.cold_line_us  # the tails' struct pages, first touched under the insert's lock
+    d["cache_insert"] = d["cache_insert"] + cold
+    d["reclaim"] = split["reclaim"] - (pages - 1) * m.add_to_swap_us_per_folio - cold
     return d
 
 
