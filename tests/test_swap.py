@@ -418,7 +418,9 @@ def test_swap_cache_trunks_from_v4_11_and_whole_pmd_thp_writes_from_v4_14():
     assert small(**thp, kernel="4.14").switch("swap_whole_pmd_thp")
     split = small(**thp, kernel="4.13").solve()["swapout_kib_s"]
     assert split == pytest.approx(small(**thp, kernel="4.14", swap_whole_pmd_thp=False).solve()["swapout_kib_s"])
-    assert small(**thp, kernel="4.14").solve()["swapout_kib_s"] > 2 * split
+    # the whole write saves the split and 511 of 512 passes of the rest (bd4c82c22c36's letter: +42%, 5.81 ->
+    # 8.25 GB/s, 16 processes on PMEM; this small brd model, +94%: a check of the direction, not of that machine)
+    assert small(**thp, kernel="4.14").solve()["swapout_kib_s"] > 1.4 * split
 
 
 def test_arch_and_cpu_model_of_different_architectures_are_refused_both_ways():
@@ -668,18 +670,19 @@ def test_tree_lock_holds_per_page_are_the_lines_each_site_moves():
 def test_delay_split_allocates_and_inserts_once_per_thp():
     """38d8b4e6bdc8 (v4.13): a 2M THP takes one swap cluster (one si->lock hold and one swap_avail_lock walk
     for its 512 slots) and one swap cache insert with 512 entries, and runs add_to_swap once; split before
-    (v4.8's add_to_swap), each of its 512 pages takes its own."""
+    (v4.8's add_to_swap), each of its 512 pages takes its own. The insert's loop touches the 511 cold tail
+    struct pages first, under the lock (cold_line_us each), where the split touched them before."""
     kw = dict(swapcache_us_per_folio=0.3, swapcache_us_per_page=0.2, lock_line_us=0.25,
               slot_hold_us_per_acquisition=1.0, slot_us_per_slot=0.03, swap_avail_hold_us=0.1,
-              add_to_swap_us_per_folio=0.4, madvise=True)
+              add_to_swap_us_per_folio=0.4, cold_line_us=0.12, madvise=True)
     before = _holds(small(kernel="4.8", **kw), 2048)
     after = _holds(small(kernel="4.8+thp_swap_delay_split", **kw), 2048)
     assert before["slot"] == pytest.approx(512 * 1.0 + 512 * 0.03)
     assert after["slot"] == pytest.approx(1.0 + 512 * 0.03)
     assert (before["avail"], after["avail"]) == (pytest.approx(512 * 0.1), pytest.approx(0.1))
     assert before["cache_insert"] == pytest.approx(512 * (0.15 + 0.1 + 2 * 0.25))
-    assert after["cache_insert"] == pytest.approx(0.15 + 512 * 0.1 + 2 * 0.25)
-    assert before["reclaim"] - after["reclaim"] == pytest.approx(511 * 0.4)
+    assert after["cache_insert"] == pytest.approx(0.15 + 512 * 0.1 + 2 * 0.25 + 511 * 0.12)
+    assert before["reclaim"] - after["reclaim"] == pytest.approx(511 * 0.4 + 511 * 0.12)
     for key in ("cache_delete", "tags", "map_dup", "map_count", "map_free", "lru", "targets"):
         assert after[key] == before[key], key  # the split, removals, tags and swap_map counts stay per page
 

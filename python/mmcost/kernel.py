@@ -156,6 +156,19 @@ CHANGES: tuple[Change, ...] = (
            "mm: swap: swap-out small-sized THP without splitting (series by Ryan Roberts)",
            "a large folio below PMD size gets contiguous swap slots and is swapped out whole; before, "
            "add_to_swap() failed for it and shrink_folio_list() split it to 4K pages", "swap"),
+    Change("freeze_walk_once", True, False, "4.11", "c7ab0d2fdc84",
+           "mm: convert try_to_unmap_one() to use page_vma_mapped_walk() (Kirill A. Shutemov)",
+           "split_huge_page's freeze_page walks the rmap once for a PMD-mapped THP (try_to_unmap of the head with "
+           "TTU_SPLIT_HUGE_PMD: the PMD becomes 512 migration entries); before, it walked it once more per tail "
+           "page (v4.5-v4.10: try_to_unmap(page + i) for i = 1..511, each finding the migration entry already "
+           "there)", "swap"),
+    Change("split_remap_dirty", True, False, "6.0", "2e3468778dbe",
+           "mm: remember young/dirty bit for page migrations (Peter Xu)",
+           "a migration entry keeps the PTE's dirty bit and remove_migration_pte restores it; before (from v4.6), "
+           "remove_migration_pte mapped every page of a split THP back clean and old (pte_mkold(mk_pte())), the "
+           "PMD's dirty bit moved to PG_dirty (__split_huge_pmd_locked), so unmapping the subpages for swap-out "
+           "set no writable flush (set_tlb_ubc_flush_pending(mm, pte_dirty = false)): no "
+           "try_to_unmap_flush_dirty before each pageout, one try_to_unmap_flush for the list", "swap"),
     Change("batched_split_flush", True, False, "6.8", "3027c6f8eb9d",
            "mm: huge_memory: batch tlb flush when splitting a pte-mapped THP",
            "splitting a PTE-mapped large folio unmaps its PTEs with one batched flush (TTU_BATCH_FLUSH); "

@@ -30,24 +30,45 @@ add_to_swap children share (3)             3   not expressible: a call chain's w
 =======================================  ====  ========================================
 
 The swap-out rate is LKP's over the whole job (``rate_window = "lkp_job"``),
-the swapped share from the base ratio over those windows (0.586 for the
+the swapped share from the base ratio over those windows (0.604 for the
 ratio 0.562: the exit, with the slot cache returning entries 64 at a time,
-is 0.04 of the loop). The base throughput is predicted at 6.4 GB/s [3.9,
-9.3] for 7.0 (-9.1%; 6.5 GB/s with the ratio as the share, 5.7 GB/s before
-the reclaim engine, whose re-scoped reclaim_us_per_folio prior, 2.5 -> 1.5
-us, seed 004's fit keeps): this run's machine writes
-three times faster than seed 004's and the 2016 RFC's (2.5 GB/s) with half
-the processes; the thread's machine details are not known.
+is 0.08 of the loop).
 
-Known miss: the patch's gain is +4.4% [-5, +14] for +21.2% (swap-out +4.2% for +14.9%, the
-job's time -4.0% for -16.2%; at the published throughput gain the windows give +20.1% and
--16.8%): on v4.11
-(slot cache, 64 MiB swap cache trunks) no lock the delay split relieves
-is contended in the model, so it saves only add_to_swap's work, ~0.45 us
-a page. That saving agrees with the letter's own profile (the add_to_swap
-call chain, 9.33% -> 3.67% of cycles, is 0.75 -> 0.26 us a swapped page at
-its rates); the rest of the published gain comes with IPC 1.04 -> 1.27 and
-the cache-miss rate 31% -> 19%, which the model has no mechanism for.
+Known miss, the base: predicted at 10.9 GB/s [6.4, 16.2] for 7.0 (+55%).
+It was 6.4 GB/s (-9%) while the model split a PMD THP with 512 synchronous
+flushes and flushed each subpage again before its pageout, 1024 flush rounds
+a THP; the kernel takes 2 (:func:`mmcost.swap.paths.split_pmd_thp`: the PMD
+frozen to migration entries under one ``pmdp_invalidate`` flush, the pages
+mapped back clean by ``remove_migration_pte``, so their unmaps leave one
+batched ``try_to_unmap_flush`` for the list), and pays 513 rmap walks for
+the split instead. With seed 004's costs (fitted on 4K pages, whose every
+pageout does flush first) the v4.11 split path is then 3.3 us of reclaim
+CPU a swapped page and the base needs ~2.4 us a page more than it has.
+Not modelled, and candidates for it: THP allocations that find no free
+2M block because the split THPs come back as 4K pages (compaction, whose
+page migrations flush one page at a time before v6.3's 7e12beb8ca2a: the
+next step of the series, bd4c82c22c36, reports 78.9% fewer IPIs once the
+THP is no longer split), and the machine itself: this run writes three
+times faster than seed 004's and the 2016 RFC's (2.5 GB/s) with half the
+processes, and the thread does not say on what. (The THP's 511 cold tail
+``struct page`` lines are in it already: each split page pays
+``reclaim_us_per_folio``, fitted on 4K pages as cold; the delay split moves
+their first touch into the insert, :func:`mmcost.swap.paths.delay_split`,
+the same CPU time here, where the trunk's lock is no station.)
+
+Known miss, the gain: +7.2% [-3, +18] for +21.2% (swap-out +6.6% for
++14.9% and the job's time -6.2% for -16.2%, within and at 10 points; at the
+published throughput gain the windows give +19.4% and -16.3%; +4.4% with
+the 1024 flush rounds): on v4.11 (slot cache, 64 MiB swap cache trunks) no
+lock the delay split relieves is contended in the model, so it saves only
+``add_to_swap``'s work, ~0.45 us a page. The letter's profile does not
+measure that saving: its ``add_to_swap`` call chain (9.33% -> 3.67% of
+cycles) holds the base's ``split_huge_page_to_list``, which the patched
+kernel calls from ``shrink_page_list`` instead. The published instructions
+per written page barely change (IPC 1.04 -> 1.27, +22%, against 17.5%
+fewer cycles a page if the busy cycles scale with the throughput: +0.8%),
+so the gain is stall cycles (the cache-miss rate 31% -> 19%), for which
+the model has no mechanism.
 """
 
 from __future__ import annotations
@@ -57,8 +78,9 @@ from .huang_thp_swap_delay_split_2016 import HuangThpSwapDelaySplit2016
 
 class HuangThpSwapDelaySplitV8(HuangThpSwapDelaySplit2016):
     id = "huang_thp_swap_delay_split_v8_2017"
-    miss = ("the delay split's gain +4.4% for +21.2%, swap-out +4.2% for +14.9%, the job's time -4.0% for -16.2% "
-            "(IPC +22%: no mechanism here)")
+    miss = ("the base 55% fast (10.9 GB/s for 7.0: the split path lacks ~2.4 us a page); the delay split's gain "
+            "+7.2% for +21.2%, swap-out +6.6% for +14.9%, the job's time -6.2% for -16.2% (IPC +22%, the same "
+            "instructions a page: no mechanism here)")
     kernel = "4.11"
 
 

@@ -222,6 +222,12 @@ class SwapModel(Mechanism):
     anon_mthp: bool | None = knob(None, kind="bool", kernel=True, doc="anonymous mTHP faults exist (v6.8)")
     batched_split_flush: bool | None = knob(None, kind="bool", kernel=True,
                                             doc="a split's PTE unmaps flushed once, not one by one (v6.8)")
+    freeze_walk_once: bool | None = knob(None, kind="bool", kernel=True,
+                                         doc="a PMD THP's split freezes it in one rmap walk, not one per subpage "
+                                             "(v4.11)")
+    split_remap_dirty: bool | None = knob(None, kind="bool", kernel=True,
+                                          doc="a split THP's pages are mapped back with their dirty bit (v6.0); "
+                                              "before, clean")
     flush_dirty_before_pageout: bool | None = knob(None, kind="bool", kernel=True,
                                                    doc="try_to_unmap_flush_dirty before pageout (v4.3)")
     batched_unmap_flush: bool | None = knob(None, kind="bool", kernel=True,
@@ -459,6 +465,14 @@ class SwapModel(Mechanism):
                                "v1), radix_tree_maybe_preload, SetPageDirty: a few hundred ns"),
         doc="the part of reclaim_us_per_folio that is add_to_swap's own work (included in it, not added): what a "
             "tail page of a THP split after add_to_swap (thp_swap_delay_split) does not pay")
+    cold_line_us: float = knob(
+        0.1, unit="us", upper=10.0,
+        prior=Prior(0.1, 0.05, "one cache line fetched from local DRAM, not from another core: ~0.1 us load-to-use "
+                               "on a Haswell-EP socket (Molka et al., 'Cache coherence protocol and memory performance "
+                               "of the Intel Haswell-EP architecture', ICPP 2015); less where the hardware prefetcher "
+                               "streams an array (struct pages lie 64 B apart), hence the spread"),
+        doc="per cache line a path touches first since it left the caches: a THP's tail struct page at swap-out "
+            "(mmcost.swap.paths.delay_split)")
     # --- memory.high (cgroup v2; mmcost.swap.paths.high_governs): last, so that no field above moves -------------
     memcg_high_mb: float | None = knob(
         None, kind="float", unit="MiB", lower=1.0, upper=2.0**30, none_values=(float("inf"),),

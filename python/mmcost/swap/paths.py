@@ -745,14 +745,21 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
         d["tlbis"], d["shootdowns"] = fl["tlbis"] + sync["tlbis"], fl["shootdowns"] + sync["shootdowns"]
         d["dsbs"] = fl["dsbs"] + sync["dsbs"]
         d.update(device=dev["device"], zs=dev["zs"], brd_xa=dev["brd_xa"], dram=dev["dram"])
-    else:  # split: unmap + remap every PTE (one flush), then the 4K path per page
+    else:  # split: unmap + remap every PTE, then the 4K path per page
         dev = store(m, 1)
-        if batched and m.switch("batched_split_flush"):
-            split = flush(m, pages, 1, True, by_kswapd)
+        if kb == PMD_KB:  # the PMD to migration entries: one flush of its range (split_pmd_thp)
+            split, walks = split_pmd_thp(m, pages, by_kswapd)
+        elif batched and m.switch("batched_split_flush"):
+            split, walks = flush(m, pages, 1, True, by_kswapd), 0.0
         else:  # try_to_migrate without TTU_BATCH_FLUSH: ptep_clear_flush per PTE
-            split = {k: x * pages for k, x in flush(m, 1, 1, False, by_kswapd).items()}
-        fl = flushes(1, 1)
-        d["reclaim"] = (2 * pages * m.pte_us + split["sender"]
+            split, walks = {k: x * pages for k, x in flush(m, 1, 1, False, by_kswapd).items()}, 0.0
+        if kb == PMD_KB and batched and not m.switch("split_remap_dirty"):
+            # its pages mapped back clean: their unmaps defer one flush to the end of the list
+            # (try_to_unmap_flush), one a THP, which fills an isolation batch alone
+            fl = {k: x / pages for k, x in flush(m, pages, 1, True, by_kswapd).items()}
+        else:
+            fl = flushes(1, 1)
+        d["reclaim"] = (2 * pages * m.pte_us + split["sender"] + walks * m.reference_us_per_folio
                         + pages * (m.reclaim_us_per_folio + m.reclaim_us_per_page + m.pte_us + dev["cpu"]
                                    + fl["sender"]) + scan["cpu"])
         d["targets"] = split["targets"] + pages * fl["targets"]
@@ -772,6 +779,48 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
     return d
 
 
+def split_pmd_thp(m, pages: int, by_kswapd: bool = False) -> tuple[dict, float]:
+    """The flush and the rmap walks of splitting a PMD-mapped THP of
+    ``pages`` pages (``split_huge_page_to_list``, mm/huge_memory.c, from
+    v4.6's freeze_page/unfreeze_page on the generic rmap walkers), besides
+    its PTE writes (512 migration entries, 512 PTEs mapped back) and
+    ``__split_huge_page_tail`` under the LRU lock (``split_us_per_page``):
+
+    - ``freeze_page`` (``unmap_page`` from v4.18, ``unmap_folio`` later):
+      ``try_to_unmap`` of the head with TTU_SPLIT_HUGE_PMD | TTU_MIGRATION ->
+      ``split_huge_pmd_address(freeze = true)``: the PMD becomes migration
+      entries directly, with one ``pmdp_invalidate`` (``flush_tlb_range`` of
+      the 2M range, synchronous: over ``tlb_single_page_flush_ceiling`` a
+      full flush on x86; on arm64 one TLBI at the PMD's stride and a DSB);
+      no PTE is present, so nothing is flushed per page (the
+      per-PTE ``ptep_clear_flush`` that 3027c6f8eb9d, v6.8, batched is a
+      PTE-mapped folio's). One rmap walk, and from v4.6 to v4.10 one more
+      per tail page (``try_to_unmap(page + i)``, each finding the migration
+      entry: ``freeze_walk_once``, c7ab0d2fdc84, v4.11);
+    - ``unfreeze_page`` (``remap_page`` from v5.x): ``remove_migration_ptes``
+      once per subpage, an rmap walk each (``remap_page`` still loops over the
+      split folios in v6.x). ``remove_migration_pte`` maps each page back old
+      and, before 2e3468778dbe (v6.0, ``split_remap_dirty``), clean
+      (``pte_mkold(mk_pte())``; ``__split_huge_pmd_locked`` moved the PMD's
+      dirty bit to PG_dirty), so the subpages' unmaps ask for no flush before
+      their pageout: :func:`swap_out` charges one batched flush for the list.
+
+    Before this was written the model charged a PMD THP's split as a
+    PTE-mapped folio's, 512 synchronous flushes, and then one flush per
+    subpage before its pageout: 1024 flush rounds a THP where v4.8-v5.19
+    take 2 (tests/test_swap_pmd_split.py counts them per kernel).
+
+    Each walk is charged ``reference_us_per_folio`` (an rmap walk's set-up:
+    anon_vma lock, interval-tree lookup, PGD-PMD walk, PTE lock). Returns
+    (the flush's holds, the walks)."""
+    if m.arch == "arm64":  # flush_pmd_tlb_range: one TLBI at the PMD's stride and a DSB (as young_flush's)
+        sync = dvm_flush(m, 1.0, 1.0)
+    else:
+        sync = flush(m, pages, 1, False, by_kswapd)
+    freeze = 1.0 if m.switch("freeze_walk_once") else float(pages)
+    return sync, freeze + pages
+
+
 def delay_split(m, split: dict, pages: int) -> dict[str, float]:
     """The holds of a PMD THP swapped out as v4.13 does it
     (``thp_swap_delay_split``, 38d8b4e6bdc8), from its split path's
@@ -788,7 +837,24 @@ def delay_split(m, split: dict, pages: int) -> dict[str, float]:
       subpages under one ``tree_lock`` hold: its per-folio part and lines
       once, its per-entry part per page);
     - ``add_to_swap``'s own work once (``add_to_swap_us_per_folio``, part of
-      each split page's ``reclaim_us_per_folio``).
+      each split page's ``reclaim_us_per_folio``);
+    - the first touch of the THP's tail ``struct page`` lines moves under the
+      insert's lock. They were last written when the THP was allocated
+      (``prep_compound_page``); usemem's writes go through the PMD and the
+      reference check reads the head, so seconds and many LLCs of data later
+      they come from DRAM (``cold_line_us`` each). Split first (before
+      v4.13), ``freeze_page`` touches them (``__split_huge_pmd_locked``:
+      PG_dirty and ``_mapcount`` of every subpage) under the mm's own PMD
+      lock, CPU work, and the insert finds them cached; delayed, the insert's
+      loop (``set_page_private(page + i)`` before each ``radix_tree_insert``,
+      "[RFC 08/11] mm, THP, swap: Support to add/delete THP to/from swap
+      cache", as merged) touches them under the swap cache lock and the
+      split finds them cached. The same time moves from the reclaimer's CPU
+      (where the split path has it inside each subpage's
+      ``reclaim_us_per_folio``, fitted on 4K pages whose struct page is as
+      cold when reclaim isolates it) to the lock's hold: nothing changes
+      where the lock is no station (v4.11's trunks); the global tree lock of
+      v4.8-v4.10 holds it.
 
     The split itself, the swap cache removals, writeback tags and the
     ``swap_map`` counts stay per page."""
@@ -799,7 +865,9 @@ def delay_split(m, split: dict, pages: int) -> dict[str, float]:
     d["avail"] = m.swap_avail_hold_us if si_era else 0.0
     d["cache_insert"] = (m.swapcache_us_per_folio + pages * m.swapcache_us_per_page) / 2 \
         + TREE_LOCK_LINES["__add_to_swap_cache"] * moved
-    d["reclaim"] = split["reclaim"] - (pages - 1) * m.add_to_swap_us_per_folio
+    cold = (pages - 1) * m.cold_line_us  # the tails' struct pages, first touched under the insert's lock
+    d["cache_insert"] = d["cache_insert"] + cold
+    d["reclaim"] = split["reclaim"] - (pages - 1) * m.add_to_swap_us_per_folio - cold
     return d
 
 
