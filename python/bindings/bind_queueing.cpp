@@ -4,10 +4,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <atomic>
 #include <new>
 #include <string>
-#include <thread>
 
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
@@ -61,38 +59,6 @@ py::array_t<double> fresh_array(const std::vector<py::ssize_t>& shape) {
   return py::array_t<double>(shape, reinterpret_cast<double*>(p), free_it);
 }
 
-// Faults a fresh table in, 2 MiB at a time from its start, on a thread of its
-// own while the solver writes it: the faults (the kernel zeroing each huge
-// page) then overlap the recursion instead of stalling it. They are the same
-// faults the solver would take, moved, not added. Only where there is a
-// second CPU and a table of at least 8 MiB (a thread costs ~50 us); the
-// solver faulting a page first is harmless (populating it again is a no-op).
-// MADV_POPULATE_WRITE is Linux 5.14 (commit 4ca9b3859dac, "mm/madvise:
-// introduce MADV_POPULATE_(READ|WRITE) to prefault page tables"); on older
-// kernels madvise fails and the thread stops, the solver faulting as before.
-class Prefault {
- public:
-  Prefault(char* at, std::size_t len) {
-    static const bool spare_cpu = std::thread::hardware_concurrency() > 1;
-    if (at == nullptr || len < (std::size_t{8} << 20) || !spare_cpu) return;
-    helper_ = std::thread([this, at, len] {
-      constexpr std::size_t kStep = std::size_t{2} << 20;
-      for (std::size_t o = 0; o < len && !stop_.load(std::memory_order_relaxed); o += kStep)
-        if (madvise(at + o, std::min(kStep, len - o), 23 /* MADV_POPULATE_WRITE */) != 0) break;
-    });
-  }
-  ~Prefault() {  // the solver is done (or threw): what is left unfaulted stays so
-    stop_.store(true, std::memory_order_relaxed);
-    if (helper_.joinable()) helper_.join();
-  }
-  Prefault(const Prefault&) = delete;
-  Prefault& operator=(const Prefault&) = delete;
-
- private:
-  std::atomic<bool> stop_{false};
-  std::thread helper_;
-};
-
 }  // namespace
 
 void bind_queueing(py::module_& m) {
@@ -140,9 +106,6 @@ void bind_queueing(py::module_& m) {
         double* qp = qlen.mutable_data();
         {
           py::gil_scoped_release release;
-          // a fresh table of fresh_array's (2 MiB-aligned from 4 MiB on), never the caller's
-          const Prefault ahead(out.is_none() ? reinterpret_cast<char*>(qp) : nullptr,
-                               static_cast<std::size_t>(n * k) * sizeof(double));
           q::mva_into(service_times, visits, think_time, population, scv, xp, qp);
         }
         return py::make_tuple(x, qlen);
