@@ -15,8 +15,8 @@ In the same run, three floors: the time merely to write the output once (X and
 the table, a non-zero byte with memset) into a fresh mapping like the core's
 own (2 MiB-aligned, huge pages advised; the faults and the kernel's zeroing
 included), the same with the table's pages faulted in by a second thread while
-the first writes (as the core does for a fresh table of 8 MiB or more), and
-into the pages of a table kept from before. NumPy's time over a floor is the
+the first writes (what a solver could reach with a second CPU to spare; the
+core uses one), and into the pages of a table kept from before. NumPy's time over a floor is the
 most any solver writing that table that way could reach: where it is under
 50x, so is every such solver of this table on this machine.
 
@@ -124,8 +124,9 @@ def write_fresh(x_bytes: int, q_bytes: int, second_thread: bool = False) -> None
     """The floor of a fresh solve: map a fresh X and table, write every byte once, unmap.
 
     second_thread: the table's pages are faulted in 2 MiB at a time by a
-    second thread while this one writes, as the core's Prefault does (ctypes
-    releases the GIL in memset and madvise).
+    second thread while this one writes (ctypes releases the GIL in memset and
+    madvise). The core does not do this: it paid only with the other CPU idle,
+    and cost 1.5-2.5x in wall time with it busy.
     """
     xs, (mm, at) = np.empty(x_bytes // 8), fresh_mapping(q_bytes)
     helper = None
@@ -185,7 +186,7 @@ def large_tables(n: int, k: int, d: np.ndarray, repeat: int) -> None:
         r = [a / b for a, b in zip(times[peer], times[name])]
         note = "" if name == "public API" else "  target >= 50x"
         if name.startswith("floor"):
-            how = {"floor, fresh": "fresh output, one thread", "floor, fresh 2": "fresh output, faults on a 2nd thread",
+            how = {"floor, fresh": "fresh output, one thread", "floor, fresh 2": "fresh output, faults on a spare 2nd CPU",
                    "floor, reused": "reused output"}[name]
             note = f"  ceiling ({how}): 50x {'possible' if max(r) >= 50 else 'impossible'}"
         print(f"  {name:>14} {ms[name]:8.3f} ms {min(r):7.1f}x /{statistics.median(r):6.1f}x /{max(r):6.1f}x{note}")
