@@ -16,9 +16,9 @@ the table, a non-zero byte with memset) into a fresh mapping like the core's
 own (2 MiB-aligned, huge pages advised; the faults and the kernel's zeroing
 included), the same with the table's pages faulted in by a second thread while
 the first writes (what a solver could reach with a second CPU to spare; the
-core uses one), and into the pages of a table kept from before. NumPy's time over a floor is the
-most any solver writing that table that way could reach: where it is under
-50x, so is every such solver of this table on this machine.
+core uses one), and into the pages of a table kept from before. NumPy's time
+over a floor is the most any solver writing that table that way could reach:
+where it is under 50x, so is every such solver of this table on this machine.
 
     python benchmarks/bench_mva.py [--repeat 5]
 """
