@@ -158,6 +158,22 @@ def test_core_writes_into_the_callers_arrays(k):
     np.testing.assert_allclose(fresh_q, q_ref, rtol=1e-9)
 
 
+def test_core_fresh_table_of_its_own_mapping_by_hand():
+    # From 4 MiB on the core's fresh table is its own 2 MiB-aligned mapping
+    # (bind_queueing.cpp, fresh_array), unmapped when the array goes. A
+    # balanced network (K stations of demand D, Z = 0) by hand: by symmetry
+    # Q_k(n) = n / K, so R_k(n) = D (1 + (n - 1) / K) and X(n) = n / (D (K + n - 1)).
+    k, d, n = 8, 0.25, 70_000  # 4.5 MB
+    x, qlen = _core.queueing.mva([d] * k, [1.0] * k, 0.0, n)
+    assert qlen.nbytes >= 4 << 20 and qlen.ctypes.data % (2 << 20) == 0
+    pop = np.arange(1, n + 1)
+    np.testing.assert_allclose(x, pop / (d * (k + pop - 1)), rtol=1e-12)
+    np.testing.assert_allclose(qlen, np.repeat(pop[:, None] / k, k, axis=1), rtol=1e-12)
+    last = qlen[-1]  # a view keeps the mapping alive after the table is dropped
+    del x, qlen
+    np.testing.assert_allclose(last, n / k, rtol=1e-12)
+
+
 def test_public_table_matches_convolution_across_the_cores_ring():
     # The core builds the frame 655 populations at a time at K = 200 (a ring of
     # 1 MB): N = 700 crosses it. Every column against Buzen's convolution
