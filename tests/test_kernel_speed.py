@@ -19,18 +19,30 @@ def test_the_generic_machine_is_speed_one():
     assert SwapModel(**BASE).kernel_speed == 1.0  # a preset's
 
 
+#: configurations whose paths read different kernel-path fields: the memcg-limited zram path, kswapd's
+#: (no memcg), the si->lock era with writeback tags and brd, the delay-split THP path, nvme
+PATHS = [BASE,
+         dict(processes=2, swapped_share=0.5, memcg_mb=None, folio_kb=4, swap_device="zram", kernel="6.18"),
+         dict(processes=8, swapped_share=0.5, memcg_mb=None, folio_kb=4, swap_device="brd", kernel="4.7"),
+         dict(processes=4, swapped_share=0.5, memcg_mb=None, folio_kb=2048, swap_device="brd",
+              kernel="4.8+thp_swap_delay_split"),
+         dict(processes=2, memcg_mb=256, folio_kb=4, swap_device="nvme", kernel="6.6")]
+
+
+@pytest.mark.parametrize("config", PATHS, ids=["zram-memcg", "kswapd", "v4.7-brd", "delay-split", "nvme"])
 @pytest.mark.parametrize("speed", [0.5, 2.0])
-def test_speed_is_every_kernel_path_cost_multiplied(speed):
+def test_speed_is_every_kernel_path_cost_multiplied(speed, config):
     """kernel_speed = k solves as the same configuration at speed 1 with each field of
     KERNEL_PATH_FIELDS multiplied by k, and nothing else changed (the fault, PTEs, IPIs,
-    compression and user time are the machine's own or the profile's)."""
-    fast = SwapModel(**BASE, kernel_speed=speed)
-    ref = SwapModel(**BASE, kernel_speed=1.0)
+    compression, lines moved between CPUs and user time are the machine's own or the profile's)."""
+    fast = SwapModel(**config, kernel_speed=speed)
+    ref = SwapModel(**config, kernel_speed=1.0)
     by_hand = ref.set(**{f: getattr(ref, f) * speed for f in KERNEL_PATH_FIELDS})
     a, b = fast.solve(), by_hand.solve()
     for q in ("usemem_throughput_kib_s", "sys_time_s", "exit_time_s", "tlb_shootdowns_per_swapped_page"):
         assert a[q] == pytest.approx(b[q], rel=1e-12), q
-    assert fast.swapout_cpu_us(64, True) == pytest.approx(by_hand.swapout_cpu_us(64, True), rel=1e-12)
+    kb = config["folio_kb"]
+    assert fast.swapout_cpu_us(kb, True) == pytest.approx(by_hand.swapout_cpu_us(kb, True), rel=1e-12)
     # slower kernel paths, slower swap-out (the work is not all waiting)
     assert (a["usemem_throughput_kib_s"] < ref.solve()["usemem_throughput_kib_s"]) == (speed > 1)
 
@@ -71,3 +83,23 @@ def test_the_two_vms_speeds_are_the_measured_ratio_of_their_fault_paths():
 def test_bad_speed_names_the_field(bad):
     with pytest.raises(ValueError, match="kernel_speed"):
         SwapModel(**BASE, kernel_speed=bad)
+
+
+def test_swap_in_scales_its_own_kernel_paths_too():
+    from mmcost.swap import SwapInModel
+
+    cfg = dict(processes=1, memcg_mb=256, folio_kb=4, swap_device="zram", kernel="6.18")
+    ref = SwapInModel(**cfg, kernel_speed=1.0)
+    assert set(KERNEL_PATH_FIELDS) < set(SwapInModel.KERNEL_PATHS)
+    by_hand = ref.set(**{f: getattr(ref, f) * 2.0 for f in SwapInModel.KERNEL_PATHS})
+    a, b = SwapInModel(**cfg, kernel_speed=2.0).solve(), by_hand.solve()
+    assert a["swapin_throughput_kib_s"] == pytest.approx(b["swapin_throughput_kib_s"], rel=1e-12)
+
+
+def test_lines_moved_between_cpus_are_not_kernel_paths():
+    """Holds whose priors are a line fetched from another CPU are the hardware's, as lock_line_us is."""
+    for name in ("memcg_charge_hold_us", "swap_avail_hold_us", "slot_hold_us_per_acquisition", "zone_lock_hold_us",
+                 "lock_line_us", "lru_line_us", "free_line_us", "cold_line_us", "zram_us_per_page",
+                 "zs_malloc_hold_us", "user_us_per_page", "fault_us_per_folio", "pte_us"):
+        assert name not in KERNEL_PATH_FIELDS, name
+        assert name in SwapModel.__dataclass_fields__, name

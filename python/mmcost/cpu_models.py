@@ -84,8 +84,10 @@ GENERIC_US: dict[str, Prior] = {"vm_exit_us": VM_EXIT_PRIOR, "pte_us": PTE_PRIOR
 MEASURED_ALLOWANCE = 0.1
 #: a machine's kernel paths besides the fault are not timed by a profile, so their speed is carried from
 #: the fault path's (:func:`kernel_speed`) with this relative sd: on the project's two profiled VMs the
-#: rest of reclaim per swapped 4K page differed by 1.66-2.09x between them where their fault paths
-#: differed by 1.73x (mmcost.studies.kvm_6_18_machine_epyc, reclaim_residual)
+#: rest of reclaim per swapped 4K page at one process differed by 1.66-2.09x between them where their
+#: fault paths differed by 1.73x (profile_b's; mmcost.studies.kvm_6_18_machine_epyc, reclaim_residual).
+#: An assumption sized by one pair; at two processes, where the VMs' IPIs differ too, the residuals
+#: do not separate the kernel paths from the flushes, and one VM's three profiles give 0.89-1.14
 KERNEL_SPEED_TRANSFER = 0.2
 
 

@@ -536,7 +536,7 @@ def as_cpu_model(profile: Profile, path: str | Path):
     f4 = profile.per_size.get(4, {}).get("fault_us_per_folio")
     if f4 is not None and f4.value > 0:  # the kernel's other paths at the 4K fault path's speed (the point
         # itself: the line's intercept moves with the large sizes' spread)
-        speed = cpu_models.kernel_speed(f4.value)
+        speed = max(cpu_models.kernel_speed(f4.value), 0.05)  # (SwapModel.kernel_speed's lower bound)
         spread = float(np.hypot(f4.sd / f4.value, np.hypot(cpu_models.MEASURED_ALLOWANCE,
                                                             cpu_models.KERNEL_SPEED_TRANSFER)))
         measured["kernel_speed"] = Prior(speed, speed * spread, f"{where}: its 4K fault besides zeroing "

@@ -51,8 +51,9 @@ class Kvm618Machine(Study):
     miss = ("left out, predicted with the joint fit's kernel-path costs at this VM's machine factor (from "
             "kvm_6_18_swapin, the other study on its boot): 15 of the 16 one-process rows of TLB shootdowns per "
             "swapped page miss a count of 1.5-4e-5 (a few IPIs per run from outside the writer's mm; the model "
-            "says 0, and two runs' spread is smaller still), and one process at 64K and 2M in 512M is 35-180% "
-            "slower than predicted in some runs (on both VMs)")
+            "says 0, and two runs' spread is smaller still); from the profile alone, one process at 64K and 2M in "
+            "512M is 78-173% slower than predicted in some runs (as on the EPYC guest) and 2M at two processes "
+            "18-35% faster")
     mechanism = SwapModel
     free = ()
     PROFILE = PROFILE

@@ -77,13 +77,15 @@ _COMPRESSOR_PRIORS = {
 #: swap allocator and cache, the memcg counter, the buddy allocator, the exit's frees, brd's and the
 #: block layer's work. Not in it: what a profile measures itself (the fault path, PTEs, IPIs, zeroing,
 #: compression with zram's and zs_malloc's work, which its zram write includes), lines moved between
-#: CPUs (the hardware's: ``lock_line_us``, ``lru_line_us``, ``free_line_us``) and user time.
+#: CPUs (the hardware's: ``lock_line_us``, ``lru_line_us``, ``free_line_us``, ``cold_line_us``, and the
+#: holds whose priors are lines moved: ``memcg_charge_hold_us``, ``swap_avail_hold_us``,
+#: ``slot_hold_us_per_acquisition``, ``zone_lock_hold_us``) and user time. ``add_to_swap_us_per_folio``
+#: is a part of ``reclaim_us_per_folio`` and scales with it.
 KERNEL_PATH_FIELDS = ("reclaim_us_per_folio", "reclaim_us_per_page", "lru_hold_us_per_folio", "reference_us_per_folio",
-                      "reference_us_per_page", "slot_hold_us_per_acquisition", "slot_us_per_slot",
-                      "swapcache_us_per_folio", "swapcache_us_per_page", "tag_hold_us_per_page", "split_us_per_page",
-                      "swap_map_hold_us", "swap_avail_hold_us", "zone_lock_hold_us", "memcg_charge_hold_us",
-                      "swap_free_us_per_page", "page_free_us_per_page", "zs_free_hold_us", "add_to_swap_us_per_folio",
-                      "brd_alloc_us_per_page", "brd_xa_hold_us", "io_submit_us_per_io")
+                      "reference_us_per_page", "slot_us_per_slot", "swapcache_us_per_folio", "swapcache_us_per_page",
+                      "tag_hold_us_per_page", "split_us_per_page", "swap_map_hold_us", "swap_free_us_per_page",
+                      "page_free_us_per_page", "zs_free_hold_us", "add_to_swap_us_per_folio", "brd_alloc_us_per_page",
+                      "brd_xa_hold_us", "io_submit_us_per_io")
 
 #: windows a source's swap-out rate is averaged over (:attr:`SwapModel.rate_window`)
 RATE_WINDOWS = ("loop", "lkp_job")
@@ -257,9 +259,10 @@ class SwapModel(Mechanism):
                                 doc="per PTE set, cleared or walked; None: the cpu_model's (cpu_models.PTE_PRIOR)")
     kernel_speed: float | None = knob(None, kind="float", lower=0.05, upper=20.0,
                                       doc="time the machine takes for the kernel's own paths, relative to the "
-                                          "generic machine of the kernel-path priors (KERNEL_PATH_FIELDS are "
-                                          "multiplied by it); None: the cpu_model's (a machine profile's measured "
-                                          "fault path, cpu_models.kernel_speed; a preset's 1)")
+                                          "generic machine of the kernel-path priors (the fields of the model's "
+                                          "KERNEL_PATHS are multiplied by it: their fitted values are the generic "
+                                          "machine's); None: the cpu_model's (a machine profile's measured fault "
+                                          "path, cpu_models.kernel_speed; a preset's 1)")
     reclaim_us_per_folio: float = knob(
         1.5, unit="us", lower=0.01, upper=1000.0,
         prior=Prior(1.5, 1.25, "shrink_folio_list's work once per folio, whatever its size (mm/vmscan.c, v6.x), "
@@ -739,7 +742,10 @@ class SwapModel(Mechanism):
         for key in ("_cache", "_configured_cache"):  # solutions of the unscaled values
             out.__dict__.pop(key, None)
         for name in self.KERNEL_PATHS:
-            out.__dict__[name] = getattr(self, name) * k
+            val = getattr(self, name) * k
+            if isinstance(val, np.ndarray):  # a lane model's: read-only, as lanes.from_columns makes them
+                val.flags.writeable = False
+            out.__dict__[name] = val
         out.__dict__["kernel_speed"] = 1.0
         return out
 
