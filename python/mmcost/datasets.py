@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
+import warnings
 from importlib.resources import files
 
 import pandas as pd
@@ -75,7 +76,9 @@ def metrics(pattern: str | None = None) -> pd.DataFrame:
         if not isinstance(pattern, str):
             raise TypeError(f"pattern must be a str (a regular expression) or None, got {type(pattern).__name__}")
         try:
-            rx, rx_meaning = re.compile(pattern), re.compile(pattern, re.IGNORECASE)
+            with warnings.catch_warnings():  # (a '[[' set warns of future semantics before it fails or compiles)
+                warnings.simplefilter("ignore", FutureWarning)
+                rx, rx_meaning = re.compile(pattern), re.compile(pattern, re.IGNORECASE)
         except re.error as exc:
             raise ValueError(f"pattern {pattern!r} is not a regular expression: {exc}") from None
     seen: dict[str, dict] = {}
