@@ -50,6 +50,8 @@ from .kvm_6_18_machine import Kvm618Machine
 
 PROFILE = ("kvm_6_18_machine_epyc", "profile_b.toml")
 
+#: the two VMs, each by the source folder of its profiles and runs
+VMS = (("Xeon", OTHER_VM[0]), ("EPYC", PROFILE[0]))
 #: the costs compared between the two VMs (profile keys, as ``mmcost measure machine`` writes them)
 COMPARED = ("ipi_target_us", "ipi_sender_us", "handoff_ns", "zero_gb_s", "copy_gb_s")
 
@@ -73,7 +75,7 @@ class Kvm618MachineEpyc(Kvm618Machine):
     def compared(self) -> list[dict]:
         """Per cost of :data:`COMPARED` and each VM's profiles: value and round-to-round sd."""
         out = []
-        for label, folder in (("Xeon", OTHER_VM[0]), ("EPYC", PROFILE[0])):
+        for label, folder in VMS:
             for name in ("profile_a.toml", "profile_b.toml"):
                 prof = load(datasets.path(folder) / name)
                 for key in COMPARED:
@@ -88,7 +90,7 @@ class Kvm618MachineEpyc(Kvm618Machine):
         zram write), in us: the rest of reclaim, which no microbenchmark of the profile times.
         Beside it, the profile's 4K fault less zeroing: another kernel path, timed."""
         out = []
-        for label, folder in (("Xeon", OTHER_VM[0]), ("EPYC", PROFILE[0])):
+        for label, folder in VMS:
             prof = load(datasets.path(folder) / "profile_b.toml")
             fault = prof.per_size[4]["fault_us_per_folio_total"].value
             runs = datasets.load(folder)
