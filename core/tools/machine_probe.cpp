@@ -24,6 +24,16 @@
 //     per 4 KiB page (the kernel picks the folio size from the mTHP
 //     controls, which the caller set): fault_ns_per_kib, then the munmap:
 //     unmap_ns_per_kib.
+//   firsttouch BYTES --rounds R
+//     First touch of PMD-sized THPs (MADV_HUGEPAGE; the caller enabled the
+//     2048K size), one 2 MiB chunk at a time, the whole mapping held until
+//     the round ends, so no chunk reuses another's memory: touch_us per
+//     chunk, one line each. In a guest whose host takes back free guest
+//     memory (free page reporting: mm/page_reporting.c, v5.7, and
+//     virtio-balloon's VIRTIO_BALLOON_F_REPORTING), a THP that lands on
+//     such memory pays an EPT violation and a host fault per host page
+//     while it is zeroed; one that reuses memory the guest freed moments
+//     ago does not. Later rounds reuse the first round's memory.
 //   bandwidth BYTES --rounds R
 //     memset and memcpy over pre-faulted buffers: zero_gb_s, copy_gb_s
 //     (decimal GB/s, bytes written per second).
@@ -260,6 +270,31 @@ int fault(const Options& o) {
     const double t2 = now_s();
     std::printf("round=%ld bytes=%ld fault_ns_per_kib=%.4f unmap_ns_per_kib=%.4f\n", r, bytes,
                 (t1 - t0) * 1e9 / (bytes / 1024.0), (t2 - t1) * 1e9 / (bytes / 1024.0));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+// --- firsttouch -----------------------------------------------------------------------------
+int firsttouch(const Options& o) {
+  if (o.args.size() != 1) die("firsttouch needs BYTES");
+  constexpr long kChunk = 2L << 20;
+  const long bytes = parse_long(o.args[0].c_str(), "BYTES", kChunk, 1L << 34) & ~(kChunk - 1);
+  for (long r = 0; r < o.rounds; ++r) {
+    const std::size_t span = bytes + kChunk;
+    auto* raw = static_cast<char*>(mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (raw == MAP_FAILED) die("mmap");
+    auto* p = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kChunk - 1) & ~uintptr_t(kChunk - 1));
+    if (madvise(p, bytes, MADV_HUGEPAGE) != 0) die("madvise(MADV_HUGEPAGE)");
+    std::vector<double> us(bytes / kChunk);
+    for (long c = 0; c < bytes / kChunk; ++c) {
+      char* q = p + c * kChunk;
+      const double t0 = now_s();
+      for (long off = 0; off < kChunk; off += kPage) q[off] = 1;
+      us[c] = (now_s() - t0) * 1e6;
+    }
+    if (munmap(raw, span) != 0) die("munmap");
+    for (std::size_t c = 0; c < us.size(); ++c) std::printf("round=%ld chunk=%zu touch_us=%.3f\n", r, c, us[c]);
     std::fflush(stdout);
   }
   return 0;
@@ -526,6 +561,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: mmcost-probe shootdown CPU TARGET... [--ops N] [--rounds R]\n"
                "       mmcost-probe fault BYTES [--rounds R]\n"
+               "       mmcost-probe firsttouch BYTES [--rounds R]\n"
                "       mmcost-probe bandwidth BYTES [--rounds R]\n"
                "       mmcost-probe handoff CPU_A CPU_B [--ops N] [--rounds R]\n"
                "       mmcost-probe blockwrite DEVICE BYTES [--rounds R]\n"
@@ -542,6 +578,7 @@ int main(int argc, char** argv) {
   const Options o = parse(argc - 2, argv + 2);
   if (cmd == "shootdown") return shootdown(o);
   if (cmd == "fault") return fault(o);
+  if (cmd == "firsttouch") return firsttouch(o);
   if (cmd == "bandwidth") return bandwidth(o);
   if (cmd == "handoff") return handoff(o);
   if (cmd == "blockwrite") return blockwrite(o);

@@ -153,6 +153,7 @@ class CpuModel:
             "mem_bw_gb_s": self.mem_bw_gb_s, "core_write_gb_s": self.core_write_gb_s,
             "itlb_entries": float(self.itlb_entries), "stlb_entries": float(self.stlb_entries),
             **{k: p.value for k, p in GENERIC_US.items()}, "kernel_speed": 1.0,  # (the generic machine's)
+            "host_touch_us_per_page": 0.0,  # a preset is a CPU: no host behind it (a guest's profile measures it)
             **{k: p.value for k, p in self.measured.items()},
         }
 

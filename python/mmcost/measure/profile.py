@@ -330,6 +330,46 @@ def measure_faults(profile: Profile, m, rounds: int, nbytes: int = 256 << 20, ru
         profile.per_size[kb] = costs
 
 
+#: a THP's first touch this many times the warm one's (the 25th percentile of the chunks) was host-unbacked
+COLD_FACTOR = 4.0
+
+
+def host_touch(rows: list[dict[str, float]]) -> tuple[np.ndarray, float, float]:
+    """``mmcost-probe firsttouch`` chunks (round 0 fresh memory, round 1 the same
+    size again at once, reusing it): the host's price per 4 KiB page of each
+    host-unbacked THP of round 0 (its time less the warm median, over 512), the
+    warm median per THP (us) and the share of round 0's THPs that were unbacked."""
+    us = np.array([r["touch_us"] for r in rows], float)
+    fresh = np.array([r["round"] == 0 for r in rows])
+    if not fresh.any() or fresh.all():
+        raise ProbeError("mmcost-probe firsttouch: needs round 0 (fresh memory) and round 1 (reused)")
+    warm = float(np.percentile(us, 25))
+    cold = fresh & (us > COLD_FACTOR * warm)
+    warm_med = float(np.median(us[~cold]))
+    return (us[cold] - warm_med) / 512.0, warm_med, float(cold.sum() / fresh.sum())
+
+
+def measure_host_touch(profile: Profile, m, nbytes: int = 512 << 20, runner=subprocess.run) -> None:
+    """A guest's first touch of memory its host does not back: 2M THPs
+    (only that size enabled, ``m.set_mthp``) touched one at a time in a fresh
+    mapping held whole, then again at once (:func:`host_touch`). The fresh
+    round's unbacked THPs give ``host_touch_us_per_page``; where none was
+    (bare metal, no free page reporting, or memory freed a moment before)
+    it is noted, not kept."""
+    m.set_mthp(2048)
+    rows = run_probe("firsttouch", nbytes, "--rounds", 2, keys=("touch_us",), runner=runner)
+    per_page, warm_us, share = host_touch(rows)
+    profile.description["unbacked_fresh_share"] = round(share, 3)
+    if per_page.size < 8:
+        profile.notes.append(f"first touch of fresh 2M THPs: {share:.0%} host-unbacked (fewer than 8 of "
+                             f"{nbytes >> 21}); host_touch_us_per_page not measured")
+        return
+    method = (f"mmcost-probe firsttouch: {nbytes >> 20} MiB of fresh 2M THPs touched one at a time, held; the "
+              f"{per_page.size} that took over {COLD_FACTOR:g}x the warm one ({share:.0%} of them), less the warm "
+              f"THP's {warm_us:.0f} us, per 4 KiB")
+    profile.costs["host_touch_us_per_page"] = Cost.of("host_touch_us_per_page", per_page, "us", method)
+
+
 def measure_compression(profile: Profile, m, rounds: int, nbytes: int = 64 << 20, compressors=None,
                         runner=subprocess.run) -> None:
     """Per compressor: a zram device of this run's own (not swap), usemem's
@@ -521,6 +561,9 @@ def as_cpu_model(profile: Profile, path: str | Path):
         put("refill_ns", c["tlb_refill_ns"].value, c["tlb_refill_ns"].sd, c["tlb_refill_ns"].method)
     if "zero_gb_s" in c:
         put("core_write_gb_s", c["zero_gb_s"].value, c["zero_gb_s"].sd, c["zero_gb_s"].method)
+    if "host_touch_us_per_page" in c:
+        h = c["host_touch_us_per_page"]
+        put("host_touch_us_per_page", h.value, h.sd, h.method)
     line = fault_line(profile.per_size)
     if line is not None:
         a, b = line
@@ -621,7 +664,7 @@ def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000
             raise MeasureError(f"the machine is busy ({why}): its costs would be its neighbours'; stop what runs "
                                "or pass allow_busy=True (--allow-busy), and the profile says so")
     root_only = (faults or compression) and not dry_run and os.geteuid() != 0
-    steps = ["bandwidth", "handoff", "flush IPIs", "TLB refill"] + (["faults"] if faults else []) + \
+    steps = ["bandwidth", "handoff", "flush IPIs", "TLB refill"] + (["faults", "host touch"] if faults else []) + \
             (["compression"] if compression else [])
     prof = Profile(desc)
     if root_only:
@@ -652,6 +695,7 @@ def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000
             with holding(m, journal):
                 if "faults" in steps:
                     step("faults", lambda: measure_faults(prof, m, rounds))
+                    step("host touch", lambda: measure_host_touch(prof, m))
                 if "compression" in steps:
                     step("compression", lambda: measure_compression(prof, m, rounds, compressors=compressors))
     finally:

@@ -11,11 +11,14 @@ For each run of the matrix (folio size x processes x memcg limit x device,
 4. ``/proc/vmstat``, every ``hugepages-*kB/stats/*``, the ``/proc/interrupts``
    TLB row and the memcg's ``memory.stat`` before and after, and zram's
    ``mm_stat`` polled during the run for its peaks;
-5. the machine's load just before the writers start and just after they end
+5. before a 2M run, a warm-up (:func:`warm_up`): the THPs the run will fault
+   fresh touched and freed first, so that in a guest they reuse memory the
+   host backs (``--no-warm`` to skip it);
+6. the machine's load just before the writers start and just after they end
    (load average, other runnable tasks, the share of CPU time stolen between
    the two: :mod:`mmcost.measure.load`), so that verify can flag a run a
    neighbour disturbed;
-6. tidy rows in the project's schema, with the run's configuration and the
+7. tidy rows in the project's schema, with the run's configuration and the
    machine's metadata (its ``boot_id`` and CPU model, and with ``profile`` the
    id of the machine profile whose costs predict it,
    :func:`mmcost.measure.profile.profile_id`), appended to the CSV as each run
@@ -288,9 +291,34 @@ def finish(parts: list[pd.DataFrame], peaks: dict, ctx: dict, cfg: Config, run_i
     return rows.reindex(columns=RUN_COLUMNS)
 
 
+#: a run's fresh PMD THPs (up to its memcg's limit) are touched this much beyond the limit by the warm-up
+WARMUP_MARGIN = 64 << 20
+
+
+def warm_up(m: Machine, cfg: Config, bytes_per_process: int, ctx: dict) -> pd.DataFrame:
+    """Before a 2M run: touch and free as many THPs as the run will fault fresh (its memcg's limit
+    and :data:`WARMUP_MARGIN`, at most what it writes), twice, outside the memcg, so that the run's THPs
+    reuse memory the host backs. In a guest with free page reporting a fresh THP on memory the host
+    took back costs ~25x a warm one (:func:`mmcost.swap.paths.unbacked_touch_us`); which a run gets
+    depends on what ran seconds before it. Rows: the warm-up's bytes and the share of its first pass's
+    THPs that were host-unbacked (:func:`mmcost.measure.profile.host_touch`)."""
+    from .profile import host_touch, run_probe
+
+    nbytes = min(int(cfg.memcg_mb) * 2**20 + WARMUP_MARGIN, cfg.processes * bytes_per_process)
+    nbytes -= nbytes % (2 << 20)
+    rows = run_probe("firsttouch", nbytes, "--rounds", 2, keys=("touch_us",), runner=m.run)
+    _, _, share = host_touch(rows)
+    return pd.DataFrame([dict(metric="warmup_bytes", unit="bytes", value=float(nbytes), source_name="mmcost-probe firsttouch"),
+                         dict(metric="warmup_unbacked_share", unit="1", value=share,
+                              source_name="mmcost-probe firsttouch: first pass's THPs over 4x the warm one")]
+                        ).assign(**ctx)
+
+
 def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = False, usemem: str | None = None,
-            zram_bytes: int = 4 * 2**30, meta: dict | None = None, invocation: str = "") -> pd.DataFrame:
-    """One configuration: set up, run, snapshot, tear down its memcg and zram device."""
+            zram_bytes: int = 4 * 2**30, meta: dict | None = None, invocation: str = "",
+            warm: bool = True) -> pd.DataFrame:
+    """One configuration: set up, run, snapshot, tear down its memcg and zram device. ``warm``:
+    a 2M run is preceded by :func:`warm_up`."""
     meta = meta or {}
     run_id = f"{invocation}-{cfg.stem}" if invocation else cfg.stem
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -300,14 +328,15 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = 
             return pd.DataFrame()
         cmd = ([usemem, "-n", str(cfg.processes), str(bytes_per_process)] if usemem
                else [str(writer_path()), str(cfg.processes), str(bytes_per_process)] + (["--madvise"] if madvise else []))
+        ctx = context("usemem_swapout", cfg, bytes_per_process, meta)
+        warmed = [warm_up(m, cfg, bytes_per_process, ctx)] if warm and cfg.folio_kb >= 2048 else []
         load = machine_load.before(m.root)
         before = _snapshot(m, cg)
         with zram_peaks(m, zid) as peaks:
             out = m.run(in_memcg(cg, cmd), check=True, capture_output=True, text=True).stdout
         after = _snapshot(m, cg)
         load = machine_load.after(m.root, load)
-        ctx = context("usemem_swapout", cfg, bytes_per_process, meta)
-        parts = [parse.usemem(out, **ctx), parse.time_output(out, **ctx), *_delta_rows(before, after, ctx)]
+        parts = [parse.usemem(out, **ctx), parse.time_output(out, **ctx), *_delta_rows(before, after, ctx), *warmed]
         return finish(parts, peaks, ctx, cfg, run_id, meta, load, started, madvise)
 
 
@@ -475,8 +504,11 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
             bytes_per_process="768M", reps: int = 3, out: str | Path | None = None, madvise: bool = False,
             usemem: str | None = None, dry_run: bool = False, root: str | Path = "/", progress: bool = True,
             seed: int = 0, machine: Machine | None = None, journal: str | Path | None = None,
-            allow_busy: bool = False, profile: str | Path | None = None) -> pd.DataFrame:
+            allow_busy: bool = False, profile: str | Path | None = None, warm: bool = True) -> pd.DataFrame:
     """Run the matrix; returns (and appends to ``out``) the tidy rows. See the module docstring.
+
+    ``warm``: each 2M run first touches and frees the THPs it will fault fresh (:func:`warm_up`), so
+    that it measures the kernel rather than its host's backing of fresh memory.
 
     A busy machine (other runnable tasks, steal time: :func:`mmcost.measure.profile.busy`) is
     refused unless ``allow_busy``: a run on a loaded box measured its neighbours (a trial gave
@@ -497,7 +529,7 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
 
     def body(cfg, meta, invocation):
         return one_run(m, cfg, nbytes, madvise=madvise, usemem=usemem, zram_bytes=zram_bytes, meta=meta,
-                       invocation=invocation)
+                       invocation=invocation, warm=warm)
 
     return run_matrix(m, runs, body, kbs=kbs, bytes_needed=max(processes) * nbytes + zram_bytes / 2, out=out,
                       progress=progress, journal=journal, allow_busy=allow_busy, profile=profile,

@@ -150,6 +150,7 @@ def model_rows(runs: pd.DataFrame) -> pd.DataFrame:
                              f"{others} other {kb} KiB runs have them: the file is cut short, or its runs were "
                              "measured differently")
         share = _run_share(run, part, kb)
+        cfg["warmed"] = bool((part["metric"] == "warmup_unbacked_share").any())
         for v in tp:
             out.append({**cfg, "run": run, "metric": THROUGHPUT, "value": float(v), "large_share": share})
         swapped = part.loc[part["metric"] == "pswpout_count", "value"]
@@ -294,7 +295,13 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     lo, hi = discrepancy.widen("throughput", table["best"][tp], table["lo"][tp], table["hi"][tp], level,
                                np.hypot(tau, noise[tp]))
     table.loc[tp, "lo"], table.loc[tp, "hi"] = lo, hi
+    cold = unwarmed_thp_runs(table, fit.model)
+    if cold.any():  # their fresh THPs on host-unbacked memory or not: the band's lower edge at all of them unbacked
+        worst = fit.predict(ask[cold].assign(unbacked_share=1.0), level=level, n_samples=n_samples, seed=seed,
+                            fixed_priors=fit_query is None, structural=False)
+        table.loc[cold, "lo"] = np.minimum(table.loc[cold, "lo"].to_numpy(float), worst["lo"].to_numpy(float))
     table.attrs["structural_error"] = tau
+    table.attrs["unwarmed_thp_configurations"] = int(cold.sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         table["error_pct"] = 100 * (table["best"] / table["measured"] - 1)
         n = agg["runs"].to_numpy(float)
@@ -312,6 +319,17 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     if machine["text"]:
         text += "\n" + "\n".join(textwrap.wrap(machine["text"], 80))
     return dict(fit=fit, table=table, text=text, figure=_figure(fit, rows, table, level, cols), machine=machine)
+
+
+def unwarmed_thp_runs(table: pd.DataFrame, model) -> np.ndarray:
+    """Throughput rows of 2M runs without :func:`mmcost.measure.swapout_runs.warm_up` on a
+    machine whose host takes back free memory (``host_touch_us_per_page`` > 0, a guest's
+    profile): which of their fresh THPs were host-unbacked depends on what ran before them
+    (:func:`mmcost.swap.paths.unbacked_touch_us`), so none of it is assumed."""
+    if not float(np.max(np.atleast_1d(model.host_touch_us_per_page))) > 0 or "folio_kb" not in table:
+        return np.zeros(len(table), bool)
+    warmed = table["warmed"].fillna(False).astype(bool) if "warmed" in table else False
+    return ((table["metric"] == THROUGHPUT) & (table["folio_kb"] == 2048) & ~warmed).to_numpy(bool)
 
 
 # what a run records of its machine, from the most to the least specific

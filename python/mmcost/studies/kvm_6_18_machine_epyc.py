@@ -38,6 +38,23 @@ the swap-in costs fitted there (:mod:`~mmcost.studies.kvm_6_18_swapin`),
 carried here by this VM's profile, predict them at +5% (4K) and +18% (64K),
 where at the Xeon guest's kernel speed they give +27% and +37%
 (:meth:`Kvm618MachineEpyc.swapin_carried`).
+
+The slow 2M runs: the host, not the kernel's swap path. This guest's host
+takes back free memory (free page reporting; ``page_reporting_order=11`` on
+the kernel's command line), and a THP faulted on such memory pays an EPT
+violation and a host fault per 4 KiB page inside its zeroing: 8.7 us a page
+(``profile_d.toml``, ``mmcost-probe firsttouch``: 50% of 256 fresh THPs,
+4-6 ms each against 0.18 ms for a THP on memory the guest freed a moment
+before), 1.1-1.4 s for the 512 MiB of THPs a one-process 512M run faults
+before its limit: what those runs lacked (1.3-2.2 s of system time where 0.6
+was predicted). Which fresh THPs are unbacked depends on what ran seconds
+before, so for these runs, measured without a warm-up, the band's lower
+edge is at all of them unbacked (:func:`mmcost.measure.verify.unwarmed_thp_runs`,
+with profile_d's ``host_touch_us_per_page``, the same boot). Measured again
+after ``mmcost measure swapout``'s warm-up (``warmed_2m.csv``, the 16 2M runs;
+:meth:`Kvm618MachineEpyc.warmed`), one process at 512M ran at 0.84-1.14
+GB/s, as predicted (1.06-1.10), where 3 of the 4 unwarmed runs had given
+0.35-0.41.
 """
 
 from __future__ import annotations
@@ -49,6 +66,9 @@ from .kvm_6_18_machine import PROFILE as OTHER_VM
 from .kvm_6_18_machine import Kvm618Machine
 
 PROFILE = ("kvm_6_18_machine_epyc", "profile_b.toml")
+#: the profile that measured the host's price of a fresh THP (the same boot, 3 hours later), and the 2M
+#: runs measured after the warm-up with it
+HOST_PROFILE, WARMED_RUNS = "profile_d.toml", "warmed_2m.csv"
 
 #: the two VMs, each by the source folder of its profiles and runs
 VMS = (("Xeon", OTHER_VM[0]), ("EPYC", PROFILE[0]))
@@ -58,10 +78,40 @@ COMPARED = ("ipi_target_us", "ipi_sender_us", "handoff_ns", "zero_gb_s", "copy_g
 
 class Kvm618MachineEpyc(Kvm618Machine):
     id = "kvm_6_18_machine_epyc"
-    miss = ("from the profile alone, one process at 2M in 512M is 131-208% slower than predicted (its runs "
-            "vary 1.4-2.3 s: as on the Xeon guest, no mechanism here); left out, 15 of the 16 one-process rows "
-            "of shootdowns per swapped page miss a few IPIs a run from outside the writer's mm")
+    miss = ("one process at 2M in 512M is 131-208% slower than predicted for the backed guest: its fresh THPs "
+            "landed on memory the host had taken back (8.7 us a page, profile_d; after the warm-up the same runs "
+            "match, warmed_2m.csv); left out, 15 of the 16 one-process rows of shootdowns per swapped page miss "
+            "a few IPIs a run from outside the writer's mm")
     PROFILE = PROFILE
+
+    def host_profile(self) -> str:
+        return str(datasets.path(PROFILE[0]) / HOST_PROFILE)
+
+    def _model_fields(self) -> dict:
+        """The study's model with the host's price of a fresh THP's page (:data:`HOST_PROFILE`'s measured
+        ``host_touch_us_per_page``: profile_b predates the probe)."""
+        fields = super()._model_fields()
+        fields["host_touch_us_per_page"] = load(self.host_profile()).costs["host_touch_us_per_page"].value
+        return fields
+
+    def warmed(self):
+        """The 2M runs measured after the warm-up (:data:`WARMED_RUNS`), predicted from
+        :data:`HOST_PROFILE` with nothing fitted: :func:`mmcost.measure.verify.verify`'s table."""
+        import warnings
+
+        import pandas as pd
+
+        from ..measure.verify import verify
+        from ..swap import SwapModel
+
+        if self.__dict__.get("_warmed") is None:
+            runs = pd.read_csv(datasets.path(PROFILE[0]) / WARMED_RUNS)
+            fields = {k: v for k, v in self.source().get("model", {}).items()}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                self._warmed = verify(runs, None, model=SwapModel(**{**fields, "cpu_model": self.host_profile()}),
+                                      n_samples=100, seed=3, level=self.level)["table"]
+        return self._warmed
 
     def other_vm_profile(self) -> str:
         """The first VM's profile (:mod:`~mmcost.studies.kvm_6_18_machine`)."""
@@ -165,7 +215,15 @@ class Kvm618MachineEpyc(Kvm618Machine):
         meas = "".join(f" {v / 1e3:>7.0f}k" for v in c.drop_duplicates("folio_kb").sort_values("folio_kb")["measured"])
         carried.append(f"{'measured here (3 runs each)':<40}{meas}")
         carried.append("error of the prediction; the Xeon fit: kvm_6_18_swapin's free costs")
-        return super().sections() + [Section("The two VMs' measured costs side by side", "\n".join(lines)),
+        w = self.warmed()
+        w = w[w["metric"] == "usemem_throughput_kib_s"]
+        warm = [f"{'2M, after the warm-up':<22} {'measured':>9} {'predicted':>9} {'90% band':>17} {'err':>6}"]
+        for r in w.itertuples():
+            warm.append(f"{f'{r.processes} proc, {r.memcg_mb:g}M, {r.compressor}':<22} {r.measured / 1e3:>8.0f}k "
+                        f"{r.best / 1e3:>8.0f}k [{r.lo / 1e3:>6.0f}k, {r.hi / 1e3:>6.0f}k] {r.error_pct:>+5.0f}%")
+        warm.append("KiB/s per process, 2 runs each; profile_d, nothing fitted")
+        return super().sections() + [Section("2M runs after the warm-up: the host's backing out", "\n".join(warm)),
+                                     Section("The two VMs' measured costs side by side", "\n".join(lines)),
                                      Section("Kernel-path speed: what the profile does not time", "\n".join(rest)),
                                      Section("Swap-in fitted on the Xeon guest, predicted here", "\n".join(carried))]
 

@@ -257,6 +257,16 @@ class SwapModel(Mechanism):
                                      doc="DRAM bandwidth shared by all writers (a station)")
     pte_us: float | None = knob(None, kind="float", unit="us", upper=5.0,
                                 doc="per PTE set, cleared or walked; None: the cpu_model's (cpu_models.PTE_PRIOR)")
+    host_touch_us_per_page: float | None = knob(
+        None, kind="float", unit="us", upper=1000.0,
+        doc="a guest's first touch of a 4 KiB page its host does not back (taken back through free page reporting, "
+            "mm/page_reporting.c, v5.7): the EPT violation and the host's fault, per page; None: the cpu_model's "
+            "(a machine profile's measured, mmcost-probe firsttouch; else 0, no host)")
+    unbacked_share: float = knob(
+        0.0, upper=1.0,
+        doc="share of the PMD THPs a run faults before its memcg limit recycles memory that land on memory the host "
+            "does not back (mmcost.swap.paths.unbacked_touch_us); 0: backed (a run after mmcost measure swapout's "
+            "warm-up, or bare metal)")
     kernel_speed: float | None = knob(None, kind="float", lower=0.05, upper=20.0,
                                       doc="time the machine takes for the kernel's own paths, relative to the "
                                           "generic machine of the kernel-path priors (the fields of the model's "

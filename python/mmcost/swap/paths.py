@@ -667,6 +667,32 @@ def lru_scan(m, pages: int, entries: int, tails: int = 0) -> dict:
     return dict(cpu=cpu, lru=lru, lru_fault=m.lru_hold_us_per_folio + moved / batch)
 
 
+def unbacked_touch_us(m, kb: int) -> float:
+    """The host's part of a PMD THP's first touch in a guest, averaged over
+    the folios written: ``host_touch_us_per_page`` per 4 KiB page for the
+    share ``unbacked_share`` of the THPs faulted before the memcg's limit
+    starts recycling memory (all of them without a limit; under a limit the
+    THPs written are the limit's worth and those that still fit after it,
+    :meth:`~mmcost.swap.SwapModel.large_fault_share`).
+
+    Free page reporting (mm/page_reporting.c, 36e66c554b5c, v5.7; virtio-balloon's
+    VIRTIO_BALLOON_F_REPORTING, b0c504f15471) hands free blocks of at least
+    ``page_reporting_order`` pages to the host, which drops their backing; the
+    guest's next touch of such memory is an EPT violation and a host fault per
+    host page, inside ``folio_zero_user``'s ``clear_page``. Measured on this
+    project's KVM guests (6.18, reporting order 11 on the command line;
+    ``mmcost-probe firsttouch``): a fresh 2M THP's first touch 4.5-6.5 ms
+    against 0.2 ms for one that reuses memory freed a moment before; 64K
+    mTHPs and 4K pages, cut from smaller free blocks, 0.5 and 1.9 us a page
+    either way. So only the PMD size pays it. Faults after the limit reuse
+    what reclaim has just freed (backed)."""
+    if kb != PMD_KB or not any_of(m.unbacked_share > 0):
+        return 0.0
+    thp_bytes = m.written_bytes * m.large_fault_share()  # (after the limit most THP charges fail: 4K faults)
+    fresh = 1.0 if m.memcg_mb is None else minimum(1.0, memcg_limit_mb(m) * 2**20 * m.memcgs / thp_bytes)
+    return fresh * m.unbacked_share * (kb // PAGE_KB) * m.host_touch_us_per_page
+
+
 def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = True) -> dict[str, float]:
     """Swap out one folio of ``kb`` KiB, ``whole`` or split to 4K first, by a
     direct reclaimer or by kswapd: the fault that wrote it (keys of
@@ -706,7 +732,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
     # (the fault's measured cost includes folio_add_lru's list work, which is now a hold of the LRU lock)
     d = {"fault": maximum(m.fault_us_per_folio - m.lru_hold_us_per_folio, 0.0) + zero_us(m, pages)
                   + pages * m.user_us_per_page
-                  + entries * (m.pte_us + walk_us),
+                  + entries * (m.pte_us + walk_us) + unbacked_touch_us(m, kb),
          "lru_fault": scan["lru_fault"], "lru": scan["lru"], "slot": slot,
          "avail": calls * m.swap_avail_hold_us if si_era else 0.0,  # get_swap_pages' swap_avail_lock
          "memcg_fault": charge_fault * m.memcg_charge_hold_us,
