@@ -204,6 +204,11 @@ CHANGES: tuple[Change, ...] = (
            "mm/swap: split swap cache into 64MB trunks",
            "one address_space (and tree lock) per 64 MiB of swap instead of one per device: sequential "
            "writers rarely meet on one lock (0 = not a contended station)", "swap"),
+    Change("swap_cache_stats", False, True, "6.0", "",
+           "mm/swap: remove swap_cache_info statistics (Miaohe Lin, 2022; series title only)",
+           "swap_cache_info's add_total and del_total, one global line every CPU wrote at each swap cache "
+           "insert and delete (INC_CACHE_INFO; ADD_CACHE_INFO once per THP from v4.13), are gone: 'help mitigate "
+           "unneeded global swap_cache_info cacheline contention' (mmcost.swap.paths.stats_line_us)", "swap"),
     Change("memcg_charge_batch", 64, 32, "6.1", "1813e51eece0",
            "memcg: increase MEMCG_CHARGE_BATCH to 64 (Shakeel Butt)",
            "try_charge_memcg charges max(MEMCG_CHARGE_BATCH, nr_pages) and keeps the rest in the per-CPU stock: "

@@ -200,6 +200,9 @@ class SwapModel(Mechanism):
     swapcache_lock_partitions: int | None = knob(None, kind="int", kernel=True,
                                                  doc="contended swap cache tree locks (0: not contended, v4.11)")
     writeback_tags: bool | None = knob(None, kind="bool", kernel=True, doc="radix-tree writeback tags (before v4.9)")
+    swap_cache_stats: bool | None = knob(None, kind="bool", kernel=True,
+                                         doc="swap_cache_info's global counters written at every swap cache insert "
+                                             "and delete (before v6.0)")
     memcg_charge_batch: int | None = knob(None, kind="int", kernel=True,
                                           doc="pages one memcg charge takes for the per-CPU stock (MEMCG_CHARGE_BATCH: "
                                               "32, 64 from v6.1)")

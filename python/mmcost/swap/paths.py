@@ -667,6 +667,25 @@ def lru_scan(m, pages: int, entries: int, tails: int = 0) -> dict:
     return dict(cpu=cpu, lru=lru, lru_fault=m.lru_hold_us_per_folio + moved / batch)
 
 
+def stats_line_us(m, writes: float) -> float:
+    """Reclaimer CPU for ``writes`` writes to ``swap_cache_info``, the
+    global statistics line of mm/swap_state.c (``add_total`` at
+    ``__add_to_swap_cache``, ``del_total`` at ``__delete_from_swap_cache``:
+    INC_CACHE_INFO, a plain increment, per page; ADD_CACHE_INFO once per
+    folio from the THP series, v4.13), which every swapping CPU writes: with
+    n of them at it, the last writer was another CPU (n - 1)/n of the time
+    and the line comes from its cache (``lock_line_us``). Only where the swap
+    cache's lock is no station (the 64 MiB trunks of v4.11 on): under the
+    global tree lock of v4.10 and before it moves with the lock, in
+    :data:`TREE_LOCK_LINES`. Gone in v6.0 (``swap_cache_stats``: "mm/swap:
+    remove swap_cache_info statistics", whose message names this
+    contention)."""
+    if not m.switch("swap_cache_stats") or m.switch("swapcache_lock_partitions"):
+        return 0.0
+    n = max(1.0, float(m.running))
+    return writes * (n - 1) / n * m.lock_line_us
+
+
 def unbacked_touch_us(m, kb: int) -> float:
     """The host's part of a PMD THP's first touch in a guest, averaged over
     the folios written: ``host_touch_us_per_page`` per 4 KiB page for the
@@ -766,7 +785,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
             sync = flush(m, 1, 1, False, by_kswapd)
             reclaim += pages * m.pte_us
         fl = flushes(pages, 1)
-        d["reclaim"] = reclaim + fl["sender"] + sync["sender"] + scan["cpu"]
+        d["reclaim"] = reclaim + fl["sender"] + sync["sender"] + scan["cpu"] + stats_line_us(m, 2)
         d["targets"] = fl["targets"] + sync["targets"]
         d["tlbis"], d["shootdowns"] = fl["tlbis"] + sync["tlbis"], fl["shootdowns"] + sync["shootdowns"]
         d["dsbs"] = fl["dsbs"] + sync["dsbs"]
@@ -786,6 +805,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
         else:
             fl = flushes(1, 1)
         d["reclaim"] = (2 * pages * m.pte_us + split["sender"] + walks * m.reference_us_per_folio
+                        + stats_line_us(m, 2 * pages)
                         + pages * (m.reclaim_us_per_folio + m.reclaim_us_per_page + m.pte_us + dev["cpu"]
                                    + fl["sender"]) + scan["cpu"])
         d["targets"] = split["targets"] + pages * fl["targets"]
@@ -893,7 +913,8 @@ def delay_split(m, split: dict, pages: int) -> dict[str, float]:
         + TREE_LOCK_LINES["__add_to_swap_cache"] * moved
     cold = (pages - 1) * m.cold_line_us  # the tails' struct pages, first touched under the insert's lock
     d["cache_insert"] = d["cache_insert"] + cold
-    d["reclaim"] = split["reclaim"] - (pages - 1) * m.add_to_swap_us_per_folio - cold
+    # (and swap_cache_info's add_total once: ADD_CACHE_INFO(add_total, nr), stats_line_us)
+    d["reclaim"] = split["reclaim"] - (pages - 1) * (m.add_to_swap_us_per_folio + stats_line_us(m, 1)) - cold
     return d
 
 
