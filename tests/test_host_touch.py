@@ -117,8 +117,7 @@ def runs(warmed: bool, value: float):
 
 def test_verify_widens_only_the_unwarmed_thp_runs_of_a_guest_with_a_host_touch():
     both = pd.concat([runs(False, 5e5), runs(True, 5e5)], ignore_index=True)
-    rows = model_rows(both)
-    assert set(rows["warmed"]) == {True, False}
+    assert "warmed" not in model_rows(both)  # (verify's own column: the model's frame has no such field)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         guest = verify(both, None, model=thp(host_touch_us_per_page=10.0, compressor="lz4"), n_samples=40, seed=1)

@@ -150,7 +150,6 @@ def model_rows(runs: pd.DataFrame) -> pd.DataFrame:
                              f"{others} other {kb} KiB runs have them: the file is cut short, or its runs were "
                              "measured differently")
         share = _run_share(run, part, kb)
-        cfg["warmed"] = bool((part["metric"] == "warmup_unbacked_share").any())
         for v in tp:
             out.append({**cfg, "run": run, "metric": THROUGHPUT, "value": float(v), "large_share": share})
         swapped = part.loc[part["metric"] == "pswpout_count", "value"]
@@ -241,6 +240,8 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     if not 0 <= tolerance < 1:
         raise ValueError(f"tolerance: a relative tolerance in [0, 1), got {tolerance!r}")
     rows = model_rows(runs)
+    # (a configuration column of verify's own: 2M runs after mmcost measure swapout's warm-up, unwarmed_thp_runs)
+    rows["warmed"] = rows["run"].isin(runs.loc[runs["metric"] == "warmup_unbacked_share", "run"])
     busy = busy_runs(runs)
     busy = busy[busy != ""]
     m = model or SwapModel()
@@ -438,6 +439,11 @@ def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 
                                "runnable task(s) at their start or end; kept, counted in 'busy' (busy_runs): "
                                f"their numbers are partly their neighbours' ({named}); rerun them on a quiet "
                                "machine", 80)
+    if table.attrs.get("unwarmed_thp_configurations"):
+        lines += textwrap.wrap(f"2M runs without the warm-up ({table.attrs['unwarmed_thp_configurations']} "
+                               "configuration(s)): on this machine the host takes back free memory, and which of "
+                               "their fresh THPs it had taken is not known: the band reaches down to all of them "
+                               "(host_touch_us_per_page); rerun with mmcost measure swapout's warm-up.", 80)
     if table["tol"].notna().any():
         lines += textwrap.wrap(f"IPIs/page: no fitted cost moves them, so their band has no width; their 'in' "
                                f"says the measured mean is within {tolerance:.0%} of the model, or the model within "
