@@ -65,6 +65,9 @@ def state(root: Path) -> dict:
                 memcgs=sorted(p.name for p in (root / "sys/fs/cgroup/memory").iterdir() if p.is_dir()))
 
 
+PROBE_OUT = "".join(f"round={r} chunk={c} touch_us={200.0 if r or c % 2 else 5000.0}\n" for r in (0, 1) for c in range(4))
+
+
 class FakeRunner:
     """mkswap/swapon/swapoff succeed; the writer prints usemem's line and `time`; `fail` raises instead,
     a callable `fail` is called instead. With `faults` (a list of (alloc, fallback) per writer run) and
@@ -88,6 +91,8 @@ class FakeRunner:
                 for name, add in zip(("anon_fault_alloc", "anon_fault_fallback"), self.faults.pop(0)):
                     (stats / name).write_text(f"{int((stats / name).read_text()) + add}\n")
             return subprocess.CompletedProcess(args, 0, stdout=WRITER_OUT, stderr="")
+        if "firsttouch" in args:  # the warm-up before a large-folio run: two passes of 2 MiB chunks
+            return subprocess.CompletedProcess(args, 0, stdout=PROBE_OUT, stderr="")
         return subprocess.CompletedProcess(args, 0, stdout="", stderr="")
 
 
@@ -296,7 +301,7 @@ KILLED_RUN = textwrap.dedent("""
     m = Machine(root=root, run=run, log=lambda *a: None)
     m._rmdir = shutil.rmtree
     swapout(folio_kb=["64K"], processes=[1], memcg_mb=[32], bytes_per_process="64M", reps=1, progress=False,
-            machine=m)
+            machine=m, warm=False)
 """)
 
 

@@ -341,8 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw = msub.choices["swapout"]
     sw.add_argument("--madvise", action="store_true", help="madvise(MADV_HUGEPAGE) the writers' memory")
     sw.add_argument("--usemem", metavar="PATH", help="run this usemem binary instead of mmcost-writer")
-    sw.add_argument("--no-warm", action="store_true", help="skip the warm-up before each 2M run (its fresh THPs "
-                    "touched and freed first, so that a guest's host backs them)")
+    sw.add_argument("--no-warm", action="store_true", help="skip the warm-up before each large-folio run (the memory "
+                    "it faults fresh touched and freed first, so that a guest's host backs it)")
     ve = msub.add_parser("verify", help="fit the swap model to some runs, predict the others, show the error")
     ve.add_argument("--runs", default="runs.csv", type=_nonempty_path, help="rows of mmcost measure swapout (default: runs.csv)")
     ve.add_argument("--fit", default=_DEFAULT_FIT, help="pandas query of the runs to fit (default: processes == 1)")

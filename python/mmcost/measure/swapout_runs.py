@@ -11,9 +11,9 @@ For each run of the matrix (folio size x processes x memcg limit x device,
 4. ``/proc/vmstat``, every ``hugepages-*kB/stats/*``, the ``/proc/interrupts``
    TLB row and the memcg's ``memory.stat`` before and after, and zram's
    ``mm_stat`` polled during the run for its peaks;
-5. before a 2M run, a warm-up (:func:`warm_up`): the THPs the run will fault
-   fresh touched and freed first, so that in a guest they reuse memory the
-   host backs (``--no-warm`` to skip it);
+5. before a large-folio run, a warm-up (:func:`warm_up`): the memory the run
+   will fault fresh touched in its folio size and freed first, so that in a
+   guest its folios reuse memory the host backs (``--no-warm`` to skip it);
 6. the machine's load just before the writers start and just after they end
    (load average, other runnable tasks, the share of CPU time stolen between
    the two: :mod:`mmcost.measure.load`), so that verify can flag a run a
@@ -296,12 +296,13 @@ WARMUP_MARGIN = 64 << 20
 
 
 def warm_up(m: Machine, cfg: Config, bytes_per_process: int, ctx: dict) -> pd.DataFrame:
-    """Before a 2M run: touch and free as many THPs as the run will fault fresh (its memcg's limit
-    and :data:`WARMUP_MARGIN`, at most what it writes), twice, outside the memcg, so that the run's THPs
-    reuse memory the host backs. In a guest with free page reporting a fresh THP on memory the host
-    took back costs ~25x a warm one (:func:`mmcost.swap.paths.unbacked_touch_us`); which a run gets
-    depends on what ran seconds before it. Rows: the warm-up's bytes and the share of its first pass's
-    THPs that were host-unbacked (:func:`mmcost.measure.profile.host_touch`)."""
+    """Before a large-folio run: touch and free as much memory as the run will fault fresh (its memcg's
+    limit and :data:`WARMUP_MARGIN`, at most what it writes), in folios of the run's size (the only
+    size enabled; MADV_HUGEPAGE), twice, outside the memcg, so that the run's folios reuse memory the
+    host backs. In a guest with free page reporting a THP on memory the host took back costs ~25x a
+    warm one (:func:`mmcost.swap.paths.unbacked_touch_us`); which a run gets depends on what ran
+    seconds before it. Rows: the warm-up's bytes and the share of its first pass's 2 MiB chunks that
+    were host-unbacked (:func:`mmcost.measure.profile.host_touch`)."""
     from .profile import host_touch, run_probe
 
     nbytes = min(int(cfg.memcg_mb) * 2**20 + WARMUP_MARGIN, cfg.processes * bytes_per_process)
@@ -318,7 +319,7 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = 
             zram_bytes: int = 4 * 2**30, meta: dict | None = None, invocation: str = "",
             warm: bool = True) -> pd.DataFrame:
     """One configuration: set up, run, snapshot, tear down its memcg and zram device. ``warm``:
-    a 2M run is preceded by :func:`warm_up`."""
+    a large-folio run is preceded by :func:`warm_up`."""
     meta = meta or {}
     run_id = f"{invocation}-{cfg.stem}" if invocation else cfg.stem
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -329,7 +330,7 @@ def one_run(m: Machine, cfg: Config, bytes_per_process: int, *, madvise: bool = 
         cmd = ([usemem, "-n", str(cfg.processes), str(bytes_per_process)] if usemem
                else [str(writer_path()), str(cfg.processes), str(bytes_per_process)] + (["--madvise"] if madvise else []))
         ctx = context("usemem_swapout", cfg, bytes_per_process, meta)
-        warmed = [warm_up(m, cfg, bytes_per_process, ctx)] if warm and cfg.folio_kb >= 2048 else []
+        warmed = [warm_up(m, cfg, bytes_per_process, ctx)] if warm and cfg.folio_kb > 4 else []
         load = machine_load.before(m.root)
         before = _snapshot(m, cg)
         with zram_peaks(m, zid) as peaks:
@@ -507,8 +508,8 @@ def swapout(*, folio_kb=(4, 16, 64, 2048), processes=(1, 2), memcg_mb=(256,), de
             allow_busy: bool = False, profile: str | Path | None = None, warm: bool = True) -> pd.DataFrame:
     """Run the matrix; returns (and appends to ``out``) the tidy rows. See the module docstring.
 
-    ``warm``: each 2M run first touches and frees the THPs it will fault fresh (:func:`warm_up`), so
-    that it measures the kernel rather than its host's backing of fresh memory.
+    ``warm``: each large-folio run first touches and frees the memory it will fault fresh
+    (:func:`warm_up`), so that it measures the kernel rather than its host's backing of fresh memory.
 
     A busy machine (other runnable tasks, steal time: :func:`mmcost.measure.profile.busy`) is
     refused unless ``allow_busy``: a run on a loaded box measured its neighbours (a trial gave

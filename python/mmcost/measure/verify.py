@@ -240,7 +240,7 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     if not 0 <= tolerance < 1:
         raise ValueError(f"tolerance: a relative tolerance in [0, 1), got {tolerance!r}")
     rows = model_rows(runs)
-    # (a configuration column of verify's own: 2M runs after mmcost measure swapout's warm-up, unwarmed_thp_runs)
+    # (a configuration column of verify's own: large-folio runs after mmcost measure swapout's warm-up, unwarmed_large_runs)
     rows["warmed"] = rows["run"].isin(runs.loc[runs["metric"] == "warmup_unbacked_share", "run"])
     busy = busy_runs(runs)
     busy = busy[busy != ""]
@@ -296,13 +296,13 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     lo, hi = discrepancy.widen("throughput", table["best"][tp], table["lo"][tp], table["hi"][tp], level,
                                np.hypot(tau, noise[tp]))
     table.loc[tp, "lo"], table.loc[tp, "hi"] = lo, hi
-    cold = unwarmed_thp_runs(table, fit.model)
-    if cold.any():  # their fresh THPs on host-unbacked memory or not: the band's lower edge at all of them unbacked
+    cold = unwarmed_large_runs(table, fit.model)
+    if cold.any():  # their fresh folios on host-unbacked memory or not: the band's lower edge at all of them unbacked
         worst = fit.predict(ask[cold].assign(unbacked_share=1.0), level=level, n_samples=n_samples, seed=seed,
                             fixed_priors=fit_query is None, structural=False)
         table.loc[cold, "lo"] = np.minimum(table.loc[cold, "lo"].to_numpy(float), worst["lo"].to_numpy(float))
     table.attrs["structural_error"] = tau
-    table.attrs["unwarmed_thp_configurations"] = int(cold.sum())
+    table.attrs["unwarmed_large_configurations"] = int(cold.sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         table["error_pct"] = 100 * (table["best"] / table["measured"] - 1)
         n = agg["runs"].to_numpy(float)
@@ -322,15 +322,15 @@ def verify(runs: pd.DataFrame, fit_query: str = "processes == 1", *, free=("recl
     return dict(fit=fit, table=table, text=text, figure=_figure(fit, rows, table, level, cols), machine=machine)
 
 
-def unwarmed_thp_runs(table: pd.DataFrame, model) -> np.ndarray:
-    """Throughput rows of 2M runs without :func:`mmcost.measure.swapout_runs.warm_up` on a
-    machine whose host takes back free memory (``host_touch_us_per_page`` > 0, a guest's
-    profile): which of their fresh THPs were host-unbacked depends on what ran before them
+def unwarmed_large_runs(table: pd.DataFrame, model) -> np.ndarray:
+    """Throughput rows of large-folio runs without :func:`mmcost.measure.swapout_runs.warm_up` on
+    a machine whose host takes back free memory (``host_touch_us_per_page`` > 0, a guest's
+    profile): which of their fresh folios were host-unbacked depends on what ran before them
     (:func:`mmcost.swap.paths.unbacked_touch_us`), so none of it is assumed."""
     if not float(np.max(np.atleast_1d(model.host_touch_us_per_page))) > 0 or "folio_kb" not in table:
         return np.zeros(len(table), bool)
     warmed = table["warmed"].fillna(False).astype(bool) if "warmed" in table else False
-    return ((table["metric"] == THROUGHPUT) & (table["folio_kb"] == 2048) & ~warmed).to_numpy(bool)
+    return ((table["metric"] == THROUGHPUT) & (table["folio_kb"] > 4) & ~warmed).to_numpy(bool)
 
 
 # what a run records of its machine, from the most to the least specific
@@ -439,10 +439,10 @@ def _text(table: pd.DataFrame, fit_query: str, level: float, tolerance: float = 
                                "runnable task(s) at their start or end; kept, counted in 'busy' (busy_runs): "
                                f"their numbers are partly their neighbours' ({named}); rerun them on a quiet "
                                "machine", 80)
-    if table.attrs.get("unwarmed_thp_configurations"):
-        lines += textwrap.wrap(f"2M runs without the warm-up ({table.attrs['unwarmed_thp_configurations']} "
+    if table.attrs.get("unwarmed_large_configurations"):
+        lines += textwrap.wrap(f"large-folio runs without the warm-up ({table.attrs['unwarmed_large_configurations']} "
                                "configuration(s)): on this machine the host takes back free memory, and which of "
-                               "their fresh THPs it had taken is not known: the band reaches down to all of them "
+                               "their fresh folios it had taken is not known: the band reaches down to all of them "
                                "(host_touch_us_per_page); rerun with mmcost measure swapout's warm-up.", 80)
     if table["tol"].notna().any():
         lines += textwrap.wrap(f"IPIs/page: no fitted cost moves them, so their band has no width; their 'in' "

@@ -49,26 +49,32 @@ before), 1.1-1.4 s for the 512 MiB of THPs a one-process 512M run faults
 before its limit: what those runs lacked (1.3-2.2 s of system time where 0.6
 was predicted). Which fresh THPs are unbacked depends on what ran seconds
 before, so for these runs, measured without a warm-up, the band's lower
-edge is at all of them unbacked (:func:`mmcost.measure.verify.unwarmed_thp_runs`,
-with profile_d's ``host_touch_us_per_page``, the same boot). Measured again
-after ``mmcost measure swapout``'s warm-up (``warmed_2m.csv``, the 16 2M runs;
-:meth:`Kvm618MachineEpyc.warmed`), one process at 512M ran at 0.84-1.14
-GB/s, as predicted (1.06-1.10), where 3 of the 4 unwarmed runs had given
-0.35-0.41.
+edge is at all of them unbacked (:func:`mmcost.measure.verify.unwarmed_large_runs`,
+with profile_d's ``host_touch_us_per_page``, the same boot). Not only THPs:
+a 64K folio is cut from a free block of its order or above too, and the
+warm-up before a 64K run that followed a 4K one found 75% of its memory
+unbacked. Measured again after ``mmcost measure swapout``'s warm-up (every
+large-folio run; ``warmed_matrix.csv``, the 64-run matrix, and
+``warmed_2m.csv``, 16 2M runs before it; :meth:`Kvm618MachineEpyc.warmed`),
+one process at 2M in 512M ran at 1.20-1.36 GB/s where 3 of the 4 unwarmed
+runs had given 0.35-0.41, and the large folios' errors are the 4K runs'
+(-5 to -19% against -9 to -11%: profile_d, taken 3 hours after profile_b,
+puts this VM 5-10% slower than the runs of the same hour were).
 """
 
 from __future__ import annotations
 
 from .. import datasets
 from ..measure.profile import load
+from ..metrics import folio_label
 from ._study import Section
 from .kvm_6_18_machine import PROFILE as OTHER_VM
 from .kvm_6_18_machine import Kvm618Machine
 
 PROFILE = ("kvm_6_18_machine_epyc", "profile_b.toml")
-#: the profile that measured the host's price of a fresh THP (the same boot, 3 hours later), and the 2M
-#: runs measured after the warm-up with it
-HOST_PROFILE, WARMED_RUNS = "profile_d.toml", "warmed_2m.csv"
+#: the profile that measured the host's price of a fresh THP (the same boot, 3 hours later), and the
+#: default matrix measured again after it, each large-folio run after the warm-up
+HOST_PROFILE, WARMED_RUNS = "profile_d.toml", "warmed_matrix.csv"
 
 #: the two VMs, each by the source folder of its profiles and runs
 VMS = (("Xeon", OTHER_VM[0]), ("EPYC", PROFILE[0]))
@@ -80,7 +86,7 @@ class Kvm618MachineEpyc(Kvm618Machine):
     id = "kvm_6_18_machine_epyc"
     miss = ("one process at 2M in 512M is 131-208% slower than predicted for the backed guest: its fresh THPs "
             "landed on memory the host had taken back (8.7 us a page, profile_d; after the warm-up the same runs "
-            "match, warmed_2m.csv); left out, 15 of the 16 one-process rows of shootdowns per swapped page miss "
+            "match, warmed_matrix.csv); left out, 15 of the 16 one-process rows of shootdowns per swapped page miss "
             "a few IPIs a run from outside the writer's mm")
     PROFILE = PROFILE
 
@@ -217,12 +223,17 @@ class Kvm618MachineEpyc(Kvm618Machine):
         carried.append("error of the prediction; the Xeon fit: kvm_6_18_swapin's free costs")
         w = self.warmed()
         w = w[w["metric"] == "usemem_throughput_kib_s"]
-        warm = [f"{'2M, after the warm-up':<22} {'measured':>9} {'predicted':>9} {'90% band':>17} {'err':>6}"]
-        for r in w.itertuples():
-            warm.append(f"{f'{r.processes} proc, {r.memcg_mb:g}M, {r.compressor}':<22} {r.measured / 1e3:>8.0f}k "
-                        f"{r.best / 1e3:>8.0f}k [{r.lo / 1e3:>6.0f}k, {r.hi / 1e3:>6.0f}k] {r.error_pct:>+5.0f}%")
-        warm.append("KiB/s per process, 2 runs each; profile_d, nothing fitted")
-        return super().sections() + [Section("2M runs after the warm-up: the host's backing out", "\n".join(warm)),
+        warm = [f"{'after the warm-up':<15} {'1 process':>16} {'2 processes':>16}",
+                f"{'folio, memcg':<15} {'err':>7} {'in band':>8} {'err':>7} {'in band':>8}"]
+        for (kb, mb), part in w.groupby(["folio_kb", "memcg_mb"]):
+            cells = ""
+            for procs in (1, 2):
+                x = part[part["processes"] == procs]
+                cells += f" {x['error_pct'].median():>+6.0f}% {int(x['in_band'].sum()):>5}/{len(x)}"
+            warm.append(f"{folio_label(kb) + f', {mb:g}M':<15}{cells}")
+        warm.append("median error of KiB/s per process over lzo-rle and lz4 (2 runs")
+        warm.append("each), runs' means in the 90% band; profile_d, nothing fitted")
+        return super().sections() + [Section("The matrix after the warm-up: the host's backing out", "\n".join(warm)),
                                      Section("The two VMs' measured costs side by side", "\n".join(lines)),
                                      Section("Kernel-path speed: what the profile does not time", "\n".join(rest)),
                                      Section("Swap-in fitted on the Xeon guest, predicted here", "\n".join(carried))]

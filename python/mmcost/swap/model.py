@@ -267,9 +267,9 @@ class SwapModel(Mechanism):
             "(a machine profile's measured, mmcost-probe firsttouch; else 0, no host)")
     unbacked_share: float = knob(
         0.0, upper=1.0,
-        doc="share of the PMD THPs a run faults before its memcg limit recycles memory that land on memory the host "
-            "does not back (mmcost.swap.paths.unbacked_touch_us); 0: backed (a run after mmcost measure swapout's "
-            "warm-up, or bare metal)")
+        doc="share of the large folios a run faults before its memcg limit recycles memory that land on memory the "
+            "host does not back (mmcost.swap.paths.unbacked_touch_us); 0: backed (a run after mmcost measure "
+            "swapout's warm-up, or bare metal)")
     kernel_speed: float | None = knob(None, kind="float", lower=0.05, upper=20.0,
                                       doc="time the machine takes for the kernel's own paths, relative to the "
                                           "generic machine of the kernel-path priors (the fields of the model's "

@@ -687,9 +687,9 @@ def stats_line_us(m, writes: float) -> float:
 
 
 def unbacked_touch_us(m, kb: int) -> float:
-    """The host's part of a PMD THP's first touch in a guest, averaged over
+    """The host's part of a large folio's first touch in a guest, averaged over
     the folios written: ``host_touch_us_per_page`` per 4 KiB page for the
-    share ``unbacked_share`` of the THPs faulted before the memcg's limit
+    share ``unbacked_share`` of the large folios faulted before the memcg's limit
     starts recycling memory (all of them without a limit; under a limit the
     THPs written are the limit's worth and those that still fit after it,
     :meth:`~mmcost.swap.SwapModel.large_fault_share`).
@@ -701,14 +701,17 @@ def unbacked_touch_us(m, kb: int) -> float:
     host page, inside ``folio_zero_user``'s ``clear_page``. Measured on this
     project's KVM guests (6.18, reporting order 11 on the command line;
     ``mmcost-probe firsttouch``): a fresh 2M THP's first touch 4.5-6.5 ms
-    against 0.2 ms for one that reuses memory freed a moment before; 64K
-    mTHPs and 4K pages, cut from smaller free blocks, 0.5 and 1.9 us a page
-    either way. So only the PMD size pays it. Faults after the limit reuse
-    what reclaim has just freed (backed)."""
-    if kb != PMD_KB or not any_of(m.unbacked_share > 0):
+    against 0.2 ms for one that reuses memory freed a moment before; a large
+    folio of any size is cut from a free block of its order or above, which
+    may be one the host took back (the warm-up before a 64K run right after a
+    4K one found 75% of its 64K folios' memory unbacked; before another, none),
+    while 4K pages come from the per-CPU lists and the small blocks reclaim
+    keeps freeing (1.7-2.0 us a fault in every state tried). Faults after the
+    limit reuse what reclaim has just freed (backed)."""
+    if kb == PAGE_KB or not any_of(m.unbacked_share > 0):
         return 0.0
-    thp_bytes = m.written_bytes * m.large_fault_share()  # (after the limit most THP charges fail: 4K faults)
-    fresh = 1.0 if m.memcg_mb is None else minimum(1.0, memcg_limit_mb(m) * 2**20 * m.memcgs / thp_bytes)
+    large = m.written_bytes * m.large_fault_share()  # (after the limit most large charges fail: 4K faults)
+    fresh = 1.0 if m.memcg_mb is None else minimum(1.0, memcg_limit_mb(m) * 2**20 * m.memcgs / large)
     return fresh * m.unbacked_share * (kb // PAGE_KB) * m.host_touch_us_per_page
 
 
