@@ -52,8 +52,9 @@ class Kvm618Machine(Study):
             "kvm_6_18_swapin, the other study on its boot): 15 of the 16 one-process rows of TLB shootdowns per "
             "swapped page miss a count of 1.5-4e-5 (a few IPIs per run from outside the writer's mm; the model "
             "says 0, and two runs' spread is smaller still); from the profile alone, one process at 64K and 2M in "
-            "512M is 78-173% slower than predicted in some runs (as on the EPYC guest) and 2M at two processes "
-            "18-35% faster")
+            "512M is 78-173% slower than predicted in some runs (on the EPYC guest the same runs' fresh large "
+            "folios landed on memory the host had taken back, which its warm-up removes; no profile of this VM "
+            "measured its host) and 2M at two processes 18-35% faster")
     mechanism = SwapModel
     free = ()
     PROFILE = PROFILE
