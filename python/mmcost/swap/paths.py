@@ -939,21 +939,34 @@ def swap_out_sized(m, kb: int, by_kswapd: bool = False, dirty: bool = True) -> d
     return swap_out(m, kb, False, by_kswapd, dirty)
 
 
-def swap_out_mix(m, by_kswapd: bool = False) -> tuple[dict[str, float], float]:
+def swap_out_mix(m, by_kswapd: bool = False, resident: bool = False) -> tuple[dict[str, float], float]:
     """Holds of the average folio swapped (the folio size and its 4K
-    fallback, weighted by folios), and the KiB it holds."""
+    fallback, weighted by folios), and the KiB it holds: its reclaim side
+    in the mix of what is swapped (``swapped_large_share``: reclaim takes the
+    oldest folios, the large ones faulted before the limit first), its fault
+    side (:data:`PER_WRITTEN`) for what is written with it, in the mix
+    written (``large_fault_share``). ``resident``: the reclaim side in the
+    mix the write phase left resident instead (the newest folios), which a
+    read-back reclaims."""
     if m.folio_kb not in (PAGE_KB, PMD_KB) and not m.switch("anon_mthp"):
         raise ValueError(f"folio_kb={m.folio_kb}: kernel {m.kernel} has no anonymous mTHP (v6.8); "
                          "set anon_mthp=True for a patched kernel")
-    share = m.large_fault_share()
-    sizes = [(m.folio_kb, share)]
-    if m.folio_kb > PAGE_KB and any_of(share < 1):
-        sizes.append((PAGE_KB, 1 - share))  # fallback faults got 4K folios
-    folios = [(kb, s / kb) for kb, s in sizes if any_of(s > 0)]  # folios per KiB written
-    total = sum(w for _, w in folios)
-    per_size = [(w / total, kb, swap_out_sized(m, kb, by_kswapd)) for kb, w in folios]
-    d = {k: sum(w * st[k] for w, _, st in per_size) for k in per_size[0][2]}
-    return d, sum(w * kb for w, kb, _ in per_size)
+    written, swapped = m.large_fault_share(), m.swapped_large_share()
+    if resident:  # what the write phase left in memory, the newest: the written mix less the swapped
+        share = m._swapped_share()
+        swapped = minimum(1.0, maximum(0.0, (written - share * swapped) / maximum(1.0 - share, 1e-12)))
+    sizes = [(m.folio_kb, written, swapped)]
+    if m.folio_kb > PAGE_KB and any_of(minimum(written, swapped) < 1):
+        sizes.append((PAGE_KB, 1 - written, 1 - swapped))  # fallback faults got 4K folios
+    # folios per KiB written and per KiB swapped, and each size's holds
+    per_size = [(w / kb, v / kb, swap_out_sized(m, kb, by_kswapd)) for kb, w, v in sizes
+                if any_of(w > 0) or any_of(v > 0)]
+    per_swapped = sum(v for _, v, _ in per_size)
+    kib = 1.0 / per_swapped  # the average folio swapped
+    # the reclaim side per average folio swapped; the fault side per the kib / s KiB written with it
+    d = {k: (kib * sum(w * st[k] for w, _, st in per_size) if k in PER_WRITTEN
+             else sum(v * st[k] for _, v, st in per_size) / per_swapped) for k in per_size[0][2]}
+    return d, kib
 
 
 # --- exit: the writers free what they wrote ----------------------------------------------------------------

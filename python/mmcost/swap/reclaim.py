@@ -212,7 +212,7 @@ def readback_network(m) -> tuple[LockSystem, dict]:
         # the write phase's folios) are reclaimed in it too: a share of the reclaimed (1 - s) / f
         dirty = minimum(1.0, (1.0 - m._swapped_share()) / f)
         out: dict = {}
-        d_w, kib_w = swap_out_mix(m)
+        d_w, kib_w = swap_out_mix(m, resident=True)
         for key, x in d_w.items():
             out[key] = dirty * kib / kib_w * x
         for kb, w in swap_in_sizes(m):
