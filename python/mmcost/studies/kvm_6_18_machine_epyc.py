@@ -57,9 +57,9 @@ unbacked. Measured again after ``mmcost measure swapout``'s warm-up (every
 large-folio run; ``warmed_matrix.csv``, the 64-run matrix, and
 ``warmed_2m.csv``, 16 2M runs before it; :meth:`Kvm618MachineEpyc.warmed`),
 one process at 2M in 512M ran at 1.20-1.36 GB/s where 3 of the 4 unwarmed
-runs had given 0.35-0.41, and the large folios' errors are the 4K runs'
-(-5 to -19% against -9 to -11%: profile_d, taken 3 hours after profile_b,
-puts this VM 5-10% slower than the runs of the same hour were).
+runs had given 0.35-0.41, and the large folios' errors at one process are
+the 4K runs' (0 to -11% against -9 to -11%: profile_d, taken 3 hours after
+profile_b, puts this VM 5-10% slower than the runs of the same hour were).
 """
 
 from __future__ import annotations
