@@ -100,6 +100,11 @@ def kernel_speed(fault_4k_us: float) -> float:
     (its memory latency, its nested paging, its host) is slow at the other."""
     return fault_4k_us / (FAULT_PRIOR.value + PTE_PRIOR.value)
 
+#: the share of the peak DRAM bandwidth that streaming kernels sustain: the DRAM station's capacity
+SUSTAINED_BW_SHARE = 0.7
+_SUSTAINED_SOURCE = ("STREAM (McCalpin, IEEE TCCA Newsletter, 1995) sustains 60-80% of the channels' peak on "
+                     "multi-channel servers: refresh, bus turnarounds and row misses take the rest")
+
 _CORE_BW = ("a core's streaming store bandwidth is bounded by its outstanding L1D misses: 10-12 line-fill "
             "buffers x 64 B / ~80-100 ns DRAM latency = 6-10 GB/s (Little's law; Intel 64 and IA-32 "
             "Architectures Optimization Reference Manual, Skylake-SP fill buffers)")
@@ -108,7 +113,8 @@ _CORE_BW = ("a core's streaming store bandwidth is bounded by its outstanding L1
 @dataclass(frozen=True)
 class CpuModel:
     """One CPU. ``mem_bw_gb_s``: peak DRAM bandwidth of all its sockets
-    (channels x MT/s x 8 bytes); ``core_write_gb_s``: one core's streaming
+    (channels x MT/s x 8 bytes; the models' DRAM station gets
+    :data:`SUSTAINED_BW_SHARE` of it); ``core_write_gb_s``: one core's streaming
     write bandwidth; ``cycles`` overrides :data:`GENERIC_CYCLES` entries."""
 
     name: str
@@ -150,7 +156,7 @@ class CpuModel:
             "walk_ns": self.cycles_of("walk") * us * 1e3, "tlbi_us": self.cycles_of("tlbi") * us,
             "dsb_us": self.cycles_of("dsb") * us,
             "invlpgb_us": self.cycles_of("invlpgb") * us, "tlbsync_us": self.cycles_of("tlbsync") * us,
-            "mem_bw_gb_s": self.mem_bw_gb_s, "core_write_gb_s": self.core_write_gb_s,
+            "mem_bw_gb_s": self.mem_bw_gb_s * SUSTAINED_BW_SHARE, "core_write_gb_s": self.core_write_gb_s,
             "itlb_entries": float(self.itlb_entries), "stlb_entries": float(self.stlb_entries),
             **{k: p.value for k, p in GENERIC_US.items()}, "kernel_speed": 1.0,  # (the generic machine's)
             "host_touch_us_per_page": 0.0,  # a preset is a CPU: no host behind it (a guest's profile measures it)
@@ -266,8 +272,8 @@ RELATIVE_PRIORS: dict[str, tuple[str, float]] = {
     "dsb_us": (_cycles_source("dsb"), 0.5),
     "invlpgb_us": (_cycles_source("invlpgb"), 0.7), "tlbsync_us": (_cycles_source("tlbsync"), 0.7),
     "core_write_gb_s": (_CORE_BW, 0.4),
-    "mem_bw_gb_s": ("the preset's peak DRAM bandwidth (channels x MT/s x 8 B); sustained write bandwidth is "
-                    "60-80% of peak", 0.25),
+    "mem_bw_gb_s": ("the preset's sustained DRAM bandwidth: its peak (channels x MT/s x 8 B) x "
+                    f"{SUSTAINED_BW_SHARE:g}; {_SUSTAINED_SOURCE}", 0.25),
     **{k: (p.source, p.width / p.value) for k, p in GENERIC_US.items()},
 }
 

@@ -257,7 +257,8 @@ class SwapModel(Mechanism):
     core_write_gb_s: float | None = knob(None, kind="float", unit="GB/s", lower=0.05, upper=500.0,
                                          doc="one core's streaming write bandwidth (clear_page, memcpy)")
     mem_bw_gb_s: float | None = knob(None, kind="float", unit="GB/s", lower=0.1, upper=1e5,
-                                     doc="DRAM bandwidth shared by all writers (a station)")
+                                     doc="sustained DRAM bandwidth shared by all writers (a station; None: the cpu_model's, "
+                                         "cpu_models.SUSTAINED_BW_SHARE of its peak)")
     pte_us: float | None = knob(None, kind="float", unit="us", upper=5.0,
                                 doc="per PTE set, cleared or walked; None: the cpu_model's (cpu_models.PTE_PRIOR)")
     host_touch_us_per_page: float | None = knob(
