@@ -38,8 +38,8 @@ def test_the_measured_ipi_price_is_what_predicts_two_processes():
     assert s[("this VM's profile", "tlb_shootdowns_per_swapped_page", 2)] < 10
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: with the profile's kernel speed (0.55 here) 11.3% median error "
-                   "at one process (15.8% without it) and 10.2% at two, 13 and 13 of 16 in band (8 and 7 without); "
+@pytest.mark.xfail(strict=True, reason="known miss: with the profile's kernel speed (0.55 here) 11.2% median error "
+                   "at one process (15.8% without it) and 10.3% at two, 13 and 12 of 16 in band (8 and 7 without); "
                    "the misses: one process at 64K and 2M in 512M, 78-173% slower than predicted in some runs "
                    "(on the EPYC guest, fresh large folios on memory the host took back: no profile measured this "
                    "VM's host), and 2M at two processes, 18-35% faster")
