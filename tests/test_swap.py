@@ -564,6 +564,24 @@ def test_the_network_is_built_from_the_rows_in_path_order():
     assert dram.hold.mean_us == pytest.approx((d["dram_fault"] / s + d["dram"]) / (10.0 * 1e3), rel=1e-12)
 
 
+def test_the_dram_station_runs_at_the_presets_sustained_bandwidth():
+    """Without mem_bw_gb_s the DRAM station takes the cpu_model's sustained bandwidth: Haswell-EP's
+    two sockets of 4 channels of DDR4-2133 x 8 bytes (136.5 GB/s peak, ark.intel.com) x 0.7, the share
+    STREAM sustains; a swapped 2M folio's bytes cross it at that rate."""
+    from mmcost import cpu_models
+    from mmcost.swap import paths
+
+    sustained = 2 * 4 * 2133 * 8 / 1000 * 0.7
+    assert cpu_models.get("haswell-ep").costs()["mem_bw_gb_s"] == pytest.approx(sustained, rel=1e-12)
+    m = SwapModel(cpu_model="haswell-ep", kernel="6.6", processes=4, cpus=4, folio_kb=2048, swap_device="pmem",
+                  memcg_mb=512)
+    assert m.mem_bw_gb_s == pytest.approx(sustained, rel=1e-12)
+    d, _ = paths.swap_out_mix(m)
+    s = m._swapped_share()
+    dram = [c for c in m.system().critical if c.site == "memory_bandwidth"][0]
+    assert dram.hold.mean_us == pytest.approx((d["dram_fault"] / s + d["dram"]) / (sustained * 1e3), rel=1e-9)
+
+
 def test_swap_devices_keeps_its_old_name():
     import mmcost.swap.devices as new
     import mmcost.swap_devices as old
