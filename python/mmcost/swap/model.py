@@ -1132,9 +1132,14 @@ class SwapInModel(SwapModel):
         PMD order the VMA allows, never where zswap was ever enabled, and only
         on a range whose PTEs are swap entries with contiguous offsets
         (``can_swapin_thp``): a range written as one large folio and swapped
-        out whole (:meth:`swapped_large_share` times ``1 - contiguous_failure``);
-        a range faulted as 4K pages or split got its slots page by page, taken
-        here as not contiguous. Its memcg charge uses ``vma_thp_gfp_mask``,
+        out whole (times ``1 - contiguous_failure``); a range faulted as 4K
+        pages or split got its slots page by page, taken here as not
+        contiguous. The ranges swapped in are those swapped when the write
+        ended (a share s of the pages, in :meth:`swapped_large_share`'s mix)
+        and, where the read-back faults more than s (:meth:`readback_faults`),
+        the resident ones it evicts before reading them, in the resident mix
+        (the written mix less the swapped): a sequential read back under the
+        limit swaps every page in, the newest too. Its memcg charge uses ``vma_thp_gfp_mask``,
         which cannot reclaim unless the VMA is madvised, so at the limit a large
         charge succeeds while the headroom the last order-0 charge's reclaim
         left holds it (``fault_reclaim_pages``, as for faults: the steady state,
@@ -1147,7 +1152,10 @@ class SwapInModel(SwapModel):
             return 0.0
         if self.swapin_large_share is not None:
             return self.swapin_large_share
-        eligible = self.swapped_large_share() * (1.0 - self.contiguous_failure)
+        s, swapped = self._swapped_share(), self.swapped_large_share()
+        late = maximum(self.readback_faults() - s, 0.0)  # resident pages evicted, then read back
+        resident = minimum(1.0, maximum(0.0, (self.large_fault_share() - s * swapped) / maximum(1.0 - s, 1e-12)))
+        eligible = (s * swapped + late * resident) / maximum(s + late, 1e-12) * (1.0 - self.contiguous_failure)
         if self.madvise or self.memcg_mb is None:
             return eligible
         return eligible * maximum(0.0, 1.0 - (kb // PAGE_KB) / self.fault_reclaim_pages)
