@@ -103,9 +103,10 @@ def test_swap_in_is_slower_on_the_vm_whose_kernel_paths_are():
 
 def test_swap_in_costs_fitted_on_the_other_vm_carry_here_by_the_kernel_speed():
     """Held out across machines: kvm_6_18_swapin's costs, fitted on the Xeon guest's read-backs,
-    predict this VM's six (4K and 64K) within 25% at this VM's measured kernel speed (+7% and +21%;
-    +5% and +18% while the swapped mix was taken to be the written one), and at least 10 points
-    better than at the Xeon guest's speed (the costs carried as they were: +28% and +39%)."""
+    predict this VM's six (4K and 64K) within 25% at this VM's measured kernel speed (+9% and +17%;
+    +7% and +21% while the read-back's large swap-ins came from the write-end swapped mix alone,
+    +5% and +18% while that was taken to be the written one), and at least 10 points better than
+    at the Xeon guest's speed (the costs carried as they were: +30% and +36%)."""
     import pandas as pd
 
     c = pd.DataFrame(STUDY.swapin_carried()).set_index(["model", "folio_kb"])["error_pct"]

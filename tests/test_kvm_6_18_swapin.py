@@ -132,8 +132,8 @@ def test_fit_reads_only_1_process_in_order_throughput_and_the_readback_order_com
 
 @pytest.mark.xfail(strict=True, reason="known miss: at this VM's measured kernel speed (0.55 of the generic machine, "
                    "its 4K fault path; the same factor its rest of reclaim runs at, kvm_6_18_machine_epyc) the "
-                   "read-back needs do_swap_page's per-folio work at ~3.8 generic us (2.1 us here), 5.6 sigma from "
-                   "the prior's 1.0 +- 0.5; the decompression prior (lzbench at the clock, 9 us) fits at 1.3. The "
+                   "read-back needs do_swap_page's per-folio work at ~3.2 generic us (1.8 us here), 4.4 sigma from "
+                   "the prior's 1.0 +- 0.5; the decompression prior (lzbench at the clock, 9 us) fits at 1.2. The "
                    "EPYC guest reads back 1.5-1.6x slower, as its kernel paths are: the scaling holds across VMs, "
                    "the swap-in priors are low")
 def test_fitted_parameters_within_3_sigma_of_their_priors():
