@@ -61,6 +61,15 @@ def test_the_swap_table_and_the_bypass_by_kernel():
     assert kernel.features("6.18")["swapin_skip_swapcache"] and not kernel.features("7.0")["swapin_skip_swapcache"]
 
 
+@pytest.mark.parametrize("folio_kb", [16, 64])
+def test_the_resident_mix_is_the_written_less_the_swapped(folio_kb):
+    """512 MiB written past a 256 MiB limit: the oldest half swapped, all large (faulted before the
+    limit); the newest half left resident in the after-limit mix, 1 - n/32."""
+    m = one_reader(memcg_mb=256.0, swapped_share=None, bytes_per_process=2.0**29, folio_kb=folio_kb)
+    assert (m._swapped_share(), m.swapped_large_share()) == (pytest.approx(0.5), pytest.approx(1.0))
+    assert m.resident_large_share() == pytest.approx(1 - (folio_kb // 4) / 32)
+
+
 # written large: all before the 256 MiB limit (half of 512 MiB), then 1 - n/32 (the fault's charge rule); swapped
 # when the write ends: the oldest half, all written before the limit, all large (swapped_large_share); the sequential
 # read-back under the limit faults every page, so the newest half too, evicted before it is read, in the resident

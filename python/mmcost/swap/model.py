@@ -749,6 +749,13 @@ class SwapModel(Mechanism):
             out = lanes.where(paths.high_governs(self), a, out)
         return out
 
+    def resident_large_share(self) -> float:
+        """Share of the bytes the write phase left resident (the newest) that are in large folios: the
+        written mix (:meth:`large_fault_share`) less the swapped (:meth:`swapped_large_share`)."""
+        s = self._swapped_share()
+        left = (self.large_fault_share() - s * self.swapped_large_share()) / maximum(1.0 - s, 1e-12)
+        return minimum(1.0, maximum(0.0, left))
+
     # --- the paths (mmcost.swap.paths), who reclaims (mmcost.swap.reclaim), the networks (mmcost.swap.stations) --
     def _mix(self, by_kswapd: bool = False) -> tuple[dict[str, float], float]:
         """Holds of the average folio swapped out, and the KiB it holds (:func:`mmcost.swap.paths.swap_out_mix`)."""
@@ -1137,8 +1144,8 @@ class SwapInModel(SwapModel):
         contiguous. The ranges swapped in are those swapped when the write
         ended (a share s of the pages, in :meth:`swapped_large_share`'s mix)
         and, where the read-back faults more than s (:meth:`readback_faults`),
-        the resident ones it evicts before reading them, in the resident mix
-        (the written mix less the swapped): a sequential read back under the
+        the resident ones it evicts before reading them, in
+        :meth:`resident_large_share`'s mix: a sequential read back under the
         limit swaps every page in, the newest too. Its memcg charge uses ``vma_thp_gfp_mask``,
         which cannot reclaim unless the VMA is madvised, so at the limit a large
         charge succeeds while the headroom the last order-0 charge's reclaim
@@ -1152,10 +1159,10 @@ class SwapInModel(SwapModel):
             return 0.0
         if self.swapin_large_share is not None:
             return self.swapin_large_share
-        s, swapped = self._swapped_share(), self.swapped_large_share()
+        s = self._swapped_share()
         late = maximum(self.readback_faults() - s, 0.0)  # resident pages evicted, then read back
-        resident = minimum(1.0, maximum(0.0, (self.large_fault_share() - s * swapped) / maximum(1.0 - s, 1e-12)))
-        eligible = (s * swapped + late * resident) / maximum(s + late, 1e-12) * (1.0 - self.contiguous_failure)
+        mix = (s * self.swapped_large_share() + late * self.resident_large_share()) / maximum(s + late, 1e-12)
+        eligible = mix * (1.0 - self.contiguous_failure)
         if self.madvise or self.memcg_mb is None:
             return eligible
         return eligible * maximum(0.0, 1.0 - (kb // PAGE_KB) / self.fault_reclaim_pages)
