@@ -1146,12 +1146,13 @@ class SwapInModel(SwapModel):
         and, where the read-back faults more than s (:meth:`readback_faults`),
         the resident ones it evicts before reading them, in
         :meth:`resident_large_share`'s mix: a sequential read back under the
-        limit swaps every page in, the newest too. Its memcg charge uses ``vma_thp_gfp_mask``,
-        which cannot reclaim unless the VMA is madvised, so at the limit a large
-        charge succeeds while the headroom the last order-0 charge's reclaim
-        left holds it (``fault_reclaim_pages``, as for faults: the steady state,
-        the read-back starting at the limit); a failed charge counts
-        ``swpin_fallback_charge`` and ``swpin_fallback``. 4K: 1."""
+        limit swaps every page in, the newest too. Its memcg charge uses
+        ``vma_thp_gfp_mask``, which cannot reclaim unless the VMA is madvised,
+        so at the limit a large charge succeeds while the headroom the last
+        order-0 charge's reclaim left holds it (``fault_reclaim_pages``, as for
+        faults: the steady state, the read-back starting at the limit); a
+        failed charge counts ``swpin_fallback_charge`` and ``swpin_fallback``.
+        4K: 1."""
         kb = self.folio_kb
         if kb == PAGE_KB:
             return 1.0

@@ -951,9 +951,9 @@ def swap_out_mix(m, by_kswapd: bool = False, resident: bool = False) -> tuple[di
     if m.folio_kb not in (PAGE_KB, PMD_KB) and not m.switch("anon_mthp"):
         raise ValueError(f"folio_kb={m.folio_kb}: kernel {m.kernel} has no anonymous mTHP (v6.8); "
                          "set anon_mthp=True for a patched kernel")
-    written, swapped = m.large_fault_share(), m.swapped_large_share()
-    if resident:  # what the write phase left in memory, the newest
-        swapped = m.resident_large_share()
+    written = m.large_fault_share()
+    # what is swapped, or with resident what the write phase left in memory (the newest)
+    swapped = m.resident_large_share() if resident else m.swapped_large_share()
     sizes = [(m.folio_kb, written, swapped)]
     if m.folio_kb > PAGE_KB and any_of(minimum(written, swapped) < 1):
         sizes.append((PAGE_KB, 1 - written, 1 - swapped))  # fallback faults got 4K folios
