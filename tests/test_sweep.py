@@ -41,10 +41,14 @@ def test_model_sweep_same_everywhere(usl_fit):
 
 @pytest.fixture(scope="module")
 def client():
-    """Two worker processes of one thread each (``Client.nthreads()``: 2)."""
+    """Two worker processes of one thread each (``Client.nthreads()``: 2).
+    A worker counts once the scheduler has it running: a cluster's start
+    does not wait for that, and a slow machine's second worker can miss a
+    broadcast scatter made before it registers."""
     import distributed
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(2)
         yield c
 
 
@@ -78,6 +82,7 @@ def test_a_client_gives_a_lazy_dask_frame_cut_for_its_threads(usl_fit, client):
 
 def test_the_model_is_scattered_once_not_shipped_per_task(usl_fit, client):
     import cloudpickle
+    client.wait_for_workers(2)  # both running (a restarted worker is not until it registers)
     lazy = sweep(usl_fit, GRID, client, chunk_size=4, n_samples=50, seed=4)  # 64 partitions
     # the fit is on every worker before anything is computed, under one key
     held = [{k for k in keys if str(k).startswith("FitResult-")} for keys in client.has_what().values()]
