@@ -84,9 +84,11 @@ def test_the_model_is_scattered_once_not_shipped_per_task(usl_fit, client):
     import cloudpickle
     client.wait_for_workers(2)  # both running (a restarted worker is not until it registers)
     lazy = sweep(usl_fit, GRID, client, chunk_size=4, n_samples=50, seed=4)  # 64 partitions
-    # the fit is on every worker before anything is computed, under one key
+    # the fit is on the workers before anything is computed, under one key. Broadcasting it to every
+    # worker is Dask's best effort (Scheduler.replicate drops a copy that fails to arrive, e.g. on a slow
+    # machine), so only one holder is a promise; a worker without it fetches it once, not per task.
     held = [{k for k in keys if str(k).startswith("FitResult-")} for keys in client.has_what().values()]
-    assert len(held) == 2 and held[0] == held[1] and len(held[0]) >= 1
+    assert len(held) == 2 and len(set().union(*held)) == 1
     # and the graph refers to it: 64 tasks weigh less than two copies of the fit
     assert len(cloudpickle.dumps(dict(lazy.__dask_graph__()))) < 2 * len(cloudpickle.dumps(usl_fit)) + 64 * 2_000
 
