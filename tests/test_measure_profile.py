@@ -327,3 +327,71 @@ def test_verify_compares_the_most_specific_record_and_names_mixed_runs():
     assert machine_match(runs, model)["status"] == "mixed"
     assert machine_match(pd.DataFrame({"value": [1.0]}), model)["status"] == "unknown"
     assert machine_match(runs, SwapModel())["status"] == ""  # no profile: nothing to say
+
+
+# --- swap-in faults ----------------------------------------------------------------------------------
+class SwapinMachine:
+    """The controls measure_swapin uses: a zram swap of its own and one mTHP size at a time."""
+
+    def __init__(self):
+        self.kb, self.zram = 4, []
+
+    def make_zram(self, compressor, disksize, swap=True):
+        self.zram.append((compressor, disksize, swap))
+        return 7
+
+    def mthp_sizes(self):
+        return [16, 64, 2048]
+
+    def set_mthp(self, kb):
+        self.kb = kb
+
+
+def test_swapin_faults_are_timed_per_folio_and_a_size_that_fell_back_is_noted(monkeypatch):
+    monkeypatch.setattr(P, "probe_path", lambda: "mmcost-probe")
+    m, nbytes = SwapinMachine(), 8 << 20
+    pages = nbytes // 4096  # 2048
+
+    def run(cmd, **kwargs):
+        assert cmd[1:3] == ["swapin", str(nbytes)]
+        # 4K and 16K come back in folios of their size; 64K comes back as 4K pages (one fault a page)
+        faults = {4: pages, 16: pages // 4, 64: pages}[m.kb]
+        lines = [f"round={r} bytes={nbytes} pswpout_pages={pages} pswpin_pages={pages} majflt={faults} "
+                 f"read_us={faults * (5.0 + r)}\n" for r in range(3)]
+        return subprocess.CompletedProcess(cmd, 0, stdout="".join(lines), stderr="")
+
+    prof = P.Profile({})
+    P.measure_swapin(prof, m, 3, nbytes=nbytes, compressor="lz4", runner=run)
+    assert m.zram == [("lz4", 64 << 20, True)]  # swap, of the run's own
+    assert sorted(prof.per_size) == [4, 16]  # 2M is never asked; 64K fell back
+    assert prof.per_size[16]["swapin_us_per_folio_total"].value == pytest.approx(6.0)  # the median round
+    assert any("64K" in n and "not kept" in n for n in prof.notes)
+    assert prof.description["swapin_compressor"] == "lz4"
+
+
+def test_a_swapin_line_gives_the_decompression_and_the_per_folio_swapin(tmp_path):
+    """Swap-in faults on an exact line, 3.0 us a folio + 2.5 us a page, on a_profile's machine (4K fault
+    0.86 us: kernel speed 0.86 / 1.55; 2.0 GHz; a guest). By hand, with SwapInModel's priors:
+    per page besides decompression, the PTE 0.06 + the 2-D walk 3 x 75 cycles at 2 GHz (0.1125) + the
+    speed x (swapin_us_per_page 0.1 + swap_free 0.1 + zram_read 0.2 + two slot updates 2 x 0.03);
+    per folio besides swapin_us_per_folio, the fault 0.8 + the speed x (lookup 0.03 + folio_add_lru 0.05)."""
+    from mmcost import cpu_models
+    from mmcost.swap import SwapInModel
+
+    prof = P.load(a_profile(tmp_path, swapin_compressor="lz4"))
+    for kb in (4, 16, 64):
+        prof.per_size.setdefault(kb, {})["swapin_us_per_folio_total"] = P.Cost.of("s", [3.0 + 2.5 * kb / 4] * 3, "us", "swapin")
+    path = tmp_path / "swapin.toml"
+    path.write_text(P.to_toml(prof))
+    speed = 0.86 / 1.55
+    cpu = cpu_models.get(str(path))
+    assert cpu.measured["decompress_us_per_page@lz4"].value == pytest.approx(
+        2.5 - (0.06 + 0.1125 + speed * (0.1 + 0.1 + 0.2 + 0.06)), rel=1e-6)
+    per_folio, _, note = P.swapin_parts(prof, *P.swapin_inputs(prof, cpu_models.default_for("x86")))
+    assert per_folio == pytest.approx((3.0 - 0.8 - speed * (0.03 + 0.05)) / speed, rel=1e-6)
+    assert "4K, 16K, 64K" in note
+    m = SwapInModel(cpu_model=str(path), compressor="lz4", virtualized=True, cpus=2)
+    assert m.decompress_us_per_page == pytest.approx(cpu.measured["decompress_us_per_page@lz4"].value)
+    # another compressor keeps lzbench's (nothing measured it)
+    assert SwapInModel(cpu_model=str(path), compressor="lzo", virtualized=True, cpus=2).decompress_us_per_page \
+        == pytest.approx(5.7 * 4096 / 2.0e3)

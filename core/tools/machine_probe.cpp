@@ -42,6 +42,16 @@
 //     waits on): handoff_ns, one transfer of a contended line between the
 //     two CPUs, the handoff term of a queued lock (Boyd-Wickizer et al.,
 //     "Non-scalable locks are dangerous", Linux Symposium 2012).
+//   swapin BYTES --rounds R
+//     Swap-in faults with no reclaim in them: a fresh private mapping written
+//     with usemem's data (the folio size is the mTHP controls', set by the
+//     caller), swapped out whole by madvise(MADV_PAGEOUT) (v5.4:
+//     reclaim_pages -> shrink_folio_list; onto the caller's zram swap, which
+//     writes synchronously), then read back one word per 4 KiB page in
+//     address order: each fault is do_swap_page (mm/memory.c) with the zram
+//     read and decompression in it (SWP_SYNCHRONOUS_IO). Per round
+//     pswpout_pages / pswpin_pages (/proc/vmstat), majflt (getrusage) and
+//     read_us, the read-back's wall time; the caller divides by the folios.
 //   refill BYTES [--stride S] [--cold BYTES] [--evict BYTES] [--huge] [--cold-4k] [--flush-every K] [--ops N] [--rounds R] [--cpu C]
 //     The price of refilling the TLB after a full flush. A dependent pointer
 //     chase (one node per 4 KiB page, or per --stride S pages so that each
@@ -557,6 +567,50 @@ int refill(const Options& o) {
   return 0;
 }
 
+// --- swapin ---------------------------------------------------------------------------------
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
+// One /proc/vmstat counter (pswpin, pswpout), or -1 when it is missing.
+long long vmstat(const std::string& name) {
+  std::ifstream in("/proc/vmstat");
+  std::string key;
+  long long value = 0;
+  while (in >> key >> value)
+    if (key == name) return value;
+  return -1;
+}
+
+int swapin(const Options& o) {
+  if (o.args.size() != 1) die("swapin needs BYTES");
+  const long bytes = parse_long(o.args[0].c_str(), "BYTES", 2 << 20, 1L << 34) & ~((2L << 20) - 1);
+  for (long r = 0; r < o.rounds; ++r) {
+    const std::size_t span = bytes + (2 << 20);  // 2 MiB-aligned: every mTHP size fits whole
+    auto* raw = static_cast<char*>(mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (raw == MAP_FAILED) die("mmap");
+    auto* p = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + (2 << 20) - 1) & ~uintptr_t((2 << 20) - 1));
+    auto* words = reinterpret_cast<unsigned long*>(p);
+    for (std::size_t w = 0; w < bytes / sizeof(unsigned long); ++w) words[w] = w;  // usemem's data
+    const long long out0 = vmstat("pswpout");
+    if (madvise(p, bytes, MADV_PAGEOUT) != 0) die("madvise(MADV_PAGEOUT)");
+    const long long out1 = vmstat("pswpout"), in0 = vmstat("pswpin");
+    rusage u0{}, u1{};
+    getrusage(RUSAGE_SELF, &u0);
+    unsigned long sum = 0;
+    const double t0 = now_s();
+    for (long off = 0; off < bytes; off += kPage) sum += *reinterpret_cast<volatile unsigned long*>(p + off);
+    const double read = now_s() - t0;
+    getrusage(RUSAGE_SELF, &u1);
+    const long long in1 = vmstat("pswpin");
+    if (munmap(raw, span) != 0) die("munmap");
+    std::printf("round=%ld bytes=%ld pswpout_pages=%lld pswpin_pages=%lld majflt=%ld read_us=%.1f check=%lu\n", r,
+                bytes, out1 - out0, in1 - in0, u1.ru_majflt - u0.ru_majflt, read * 1e6, sum & 1);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: mmcost-probe shootdown CPU TARGET... [--ops N] [--rounds R]\n"
@@ -565,6 +619,7 @@ int usage() {
                "       mmcost-probe bandwidth BYTES [--rounds R]\n"
                "       mmcost-probe handoff CPU_A CPU_B [--ops N] [--rounds R]\n"
                "       mmcost-probe blockwrite DEVICE BYTES [--rounds R]\n"
+               "       mmcost-probe swapin BYTES [--rounds R]\n"
                "       mmcost-probe refill BYTES [--stride S] [--cold BYTES] [--evict BYTES] [--huge] [--cold-4k] [--flush-every K] [--ops N]"
                " [--rounds R] [--cpu C]\n");
   return 2;
@@ -583,5 +638,6 @@ int main(int argc, char** argv) {
   if (cmd == "handoff") return handoff(o);
   if (cmd == "blockwrite") return blockwrite(o);
   if (cmd == "refill") return refill(o);
+  if (cmd == "swapin") return swapin(o);
   return usage();
 }

@@ -359,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     mm.add_argument("--out", default="machine.toml", type=_nonempty_path, help="the profile (default: machine.toml)")
     mm.add_argument("--rounds", type=_int_in(3, 1000), default=7, help="rounds per cost, for its spread (default: 7)")
     mm.add_argument("--cpus", metavar="LIST", help="CPUs to use, the first sends (default: all this process may use)")
-    mm.add_argument("--no-faults", action="store_true", help="skip first-touch faults per mTHP size (root)")
+    mm.add_argument("--no-faults", action="store_true", help="skip first-touch and swap-in faults per mTHP size (root)")
     mm.add_argument("--no-compression", action="store_true", help="skip compression through a private zram (root)")
     mm.add_argument("--allow-busy", action="store_true", help="measure even on a busy machine (the profile says so)")
     mm.add_argument("--dry-run", action="store_true", help="print what would be measured and changed; change nothing")

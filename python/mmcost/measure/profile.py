@@ -31,6 +31,12 @@ tlb_refill_ns         one refill miss after a full flush of the mm: a pointer   
                       interval of 4,096 loads after a full flush (mprotect of      walk inside it)
                       64 pages) or a no-op mprotect, alternating (``refill``):
                       the extra time per flush, less the flush's own, per page
+swapin_us_per_folio   a swap-in fault without reclaim, per folio size (4K, 16K,    ``decompress_us_per_page``
+_total                64K): usemem's data swapped out to a zram of the run's own   (the slope per page,
+                      by MADV_PAGEOUT and read back (``swapin``)                   less its other work);
+                                                                                   ``swapin_us_per_folio``
+                                                                                   (the intercept, less
+                                                                                   the fault's)
 compress_us_per_page  zram_write_page's CPU per 4 KiB page of usemem's data, per   ``compress_us_per_page``
 compression_ratio     compressor, through a private zram device (O_DIRECT)         ``compression_ratio``
 ====================  ===========================================================  =====================
@@ -392,6 +398,45 @@ def measure_compression(profile: Profile, m, rounds: int, nbytes: int = 64 << 20
         }
 
 
+#: folio sizes whose swap-in is timed: 4K and the mTHP sizes a zram swap-in keeps whole up to 64K
+#: (alloc_swap_folio, v6.12; 2M comes back as 4K pages: it tries orders below PMD only)
+SWAPIN_SIZES = (4, 16, 64)
+
+
+def measure_swapin(profile: Profile, m, rounds: int, nbytes: int = 64 << 20, compressor: str = "lzo-rle",
+                   runner=subprocess.run) -> None:
+    """Swap-in faults without reclaim, per folio size (``SWAPIN_SIZES`` the
+    kernel offers): a zram swap device of this run's own (``compressor``,
+    priority 100, ``m.make_zram``), each size alone ``always``, and
+    ``mmcost-probe swapin``: usemem's data swapped out by MADV_PAGEOUT and read
+    back one word a page. A size is kept when every page came back from swap
+    (pswpin) in faults of that size (majflt x pages = pswpin, within 1%); else
+    it is noted. ``swapin_us_per_folio_total``: the read-back's time per fault."""
+    zid = m.make_zram(compressor, max(nbytes * 2, 64 << 20), swap=True)
+    offered = set(m.mthp_sizes())
+    for kb in [k for k in SWAPIN_SIZES if k == 4 or k in offered]:
+        m.set_mthp(kb)
+        rows = run_probe("swapin", nbytes, "--rounds", rounds,
+                         keys=("pswpout_pages", "pswpin_pages", "majflt", "read_us"), runner=runner)
+        pages = nbytes // 4096
+        per_fault = kb // 4
+        bad = [r for r in rows if r["pswpout_pages"] < 0.99 * pages or r["pswpin_pages"] < 0.99 * pages
+               or abs(r["majflt"] * per_fault - r["pswpin_pages"]) > 0.01 * pages]
+        if bad:
+            r = bad[0]
+            profile.notes.append(f"swap-in {kb}K: a round swapped out {r['pswpout_pages']:.0f} and in "
+                                 f"{r['pswpin_pages']:.0f} of {pages} pages in {r['majflt']:.0f} faults (not "
+                                 f"{pages // per_fault} faults of {kb}K); not kept")
+            continue
+        us = np.array([r["read_us"] / r["majflt"] for r in rows])
+        method = (f"mmcost-probe swapin: {nbytes >> 20} MiB of usemem's data, {kb}K folios (the only mTHP size "
+                  f"enabled), swapped out by MADV_PAGEOUT to a zram swap of the run's own (zram{zid}, {compressor}) "
+                  "and read back one word a page: the read-back's time per fault")
+        profile.per_size.setdefault(kb, {})["swapin_us_per_folio_total"] = Cost.of(
+            "swapin_us_per_folio_total", us, "us", method)
+    profile.description["swapin_compressor"] = compressor
+
+
 # --- the profile file ---------------------------------------------------------------------------
 def _toml_value(v) -> str:
     if isinstance(v, bool):
@@ -511,12 +556,67 @@ def _zram_besides_compression_us() -> float:
     return sum(fields[name].metadata["knob"].prior.value for name in ("zram_us_per_page", "zs_malloc_hold_us"))
 
 
-def fault_line(per_size: dict[int, dict[str, Cost]]) -> tuple[float, float] | None:
-    """(per folio, per 4 KiB page) of a fault besides zeroing, fitted over the
-    measured sizes (weighted least squares on the rounds' spread): what
-    ``fault_us_per_folio`` and ``pte_us`` are in the swap model's fault,
-    ``fault_us_per_folio + zeroing + pages x pte_us``. None below two sizes."""
-    pts = [(kb // 4, c["fault_us_per_folio"]) for kb, c in sorted(per_size.items()) if "fault_us_per_folio" in c]
+def _swapin_knob_priors(*names: str) -> float:
+    """The sum of SwapInModel's priors of ``names`` (generic-machine us)."""
+    from ..swap import SwapInModel
+
+    fields = SwapInModel.__dataclass_fields__
+    return sum(fields[name].metadata["knob"].prior.value for name in names)
+
+
+#: a swap-in's kernel work per 4 KiB page besides the PTE, the walk and the decompression, in SwapInModel's priors
+#: (mmcost.swap.paths.swap_in, v6.18: swapcache_prepare and swapcache_clear per slot, the swap-in's per-page part,
+#: the slot's free, zram_read_page besides decompression)
+_SWAPIN_PAGE_KNOBS = ("swapin_us_per_page", "swap_free_us_per_page", "zram_read_us_per_page")
+#: and per folio besides the fault's own work and swapin_us_per_folio (the swap table's lookup, folio_add_lru)
+_SWAPIN_FOLIO_KNOBS = ("swap_table_lookup_us", "lru_hold_us_per_folio")
+
+
+def swapin_parts(profile: Profile, speed: float, pte_us: float, walk_us: float,
+                 fault_us: float) -> tuple[float, float, str] | None:
+    """(``swapin_us_per_folio`` in generic-machine us, ``decompress_us_per_page``
+    in this machine's us, a note) from the swap-in faults' line over folio
+    sizes (:func:`size_line`): the slope per page less the PTE, the 2-D walk
+    and the kernel's other per-page work (SwapInModel's priors at ``speed``),
+    the intercept less the fault's own ``fault_us`` and the other per-folio
+    work, over ``speed`` (what ``kernel_speed`` multiplies). None below two sizes."""
+    line = size_line(profile.per_size, "swapin_us_per_folio_total")
+    if line is None:
+        return None
+    a, b = line
+    besides_page = pte_us + walk_us + speed * (_swapin_knob_priors(*_SWAPIN_PAGE_KNOBS)
+                                               + 2 * _swapin_knob_priors("slot_us_per_slot"))
+    besides_folio = fault_us + speed * _swapin_knob_priors(*_SWAPIN_FOLIO_KNOBS)
+    note = (f"the line over {', '.join(f'{kb}K' for kb in sorted(profile.per_size) if 'swapin_us_per_folio_total' in profile.per_size[kb])}: "
+            f"{a:.3g} us a folio + {b:.3g} us a page; less {besides_page:.3g} us a page (PTE, 2-D walk, "
+            f"{', '.join(_SWAPIN_PAGE_KNOBS)}, two slot updates) and {besides_folio:.3g} us a folio (the fault, "
+            f"{', '.join(_SWAPIN_FOLIO_KNOBS)}), at kernel speed {speed:.3g}")
+    return max(a - besides_folio, 0.0) / speed, max(b - besides_page, 0.0), note
+
+
+def swapin_inputs(profile: Profile, base) -> tuple[float, float, float, float] | None:
+    """(kernel speed, PTE us, 2-D walk us, fault us) for :func:`swapin_parts`:
+    the profile's measured fault line and kernel speed, the walk of ``base``
+    (a CpuModel) times SwapModel's nested walk factor in a guest. None when
+    the profile has no swap-in faults or no 4K fault."""
+    from .. import cpu_models
+    from ..swap import SwapModel
+
+    f4 = profile.per_size.get(4, {}).get("fault_us_per_folio")
+    if f4 is None or f4.value <= 0 or "swapin_us_per_folio_total" not in profile.per_size.get(4, {}):
+        return None
+    line = fault_line(profile.per_size)
+    fault, pte = line if line is not None else (f4.value - cpu_models.PTE_PRIOR.value, cpu_models.PTE_PRIOR.value)
+    nested = SwapModel.__dataclass_fields__["nested_walk_factor"].metadata["knob"].prior.value
+    clock = float(profile.description.get("clock_ghz") or base.clock_ghz)
+    walk_us = base.cycles_of("walk") / clock * 1e-3 * (nested if profile.description.get("virtualized") else 1.0)
+    return max(cpu_models.kernel_speed(f4.value), 0.05), max(pte, 0.0), walk_us, max(fault, 0.01)
+
+
+def size_line(per_size: dict[int, dict[str, Cost]], name: str) -> tuple[float, float] | None:
+    """(per folio, per 4 KiB page) of the cost ``name`` per folio, fitted over the
+    measured sizes (weighted least squares on the rounds' spread). None below two sizes."""
+    pts = [(kb // 4, c[name]) for kb, c in sorted(per_size.items()) if name in c]
     if len(pts) < 2:
         return None
     x = np.array([p for p, _ in pts], float)
@@ -524,6 +624,14 @@ def fault_line(per_size: dict[int, dict[str, Cost]]) -> tuple[float, float] | No
     w = 1 / np.array([max(c.sd, 0.02 * c.value, 1e-3) for _, c in pts])
     slope, intercept = np.polyfit(x, y, 1, w=w)
     return float(intercept), float(slope)
+
+
+def fault_line(per_size: dict[int, dict[str, Cost]]) -> tuple[float, float] | None:
+    """(per folio, per 4 KiB page) of a fault besides zeroing, fitted over the
+    measured sizes (weighted least squares on the rounds' spread): what
+    ``fault_us_per_folio`` and ``pte_us`` are in the swap model's fault,
+    ``fault_us_per_folio + zeroing + pages x pte_us``. None below two sizes."""
+    return size_line(per_size, "fault_us_per_folio")
 
 
 def as_cpu_model(profile: Profile, path: str | Path):
@@ -567,7 +675,7 @@ def as_cpu_model(profile: Profile, path: str | Path):
     line = fault_line(profile.per_size)
     if line is not None:
         a, b = line
-        sizes = ", ".join(f"{kb}K" for kb in sorted(profile.per_size))
+        sizes = ", ".join(f"{kb}K" for kb, c in sorted(profile.per_size.items()) if "fault_us_per_folio" in c)
         put("fault_us_per_folio", max(a, 0.01), 0.0, f"first-touch faults at {sizes}, less zeroing: the intercept "
             "of time per folio against its pages")
         if b > 0:
@@ -586,6 +694,14 @@ def as_cpu_model(profile: Profile, path: str | Path):
                                          f"({f4.value:.3g} us) over the generic machine's "
                                          f"{cpu_models.FAULT_PRIOR.value + cpu_models.PTE_PRIOR.value:g} us "
                                          "(cpu_models.kernel_speed)")
+    parts = swapin_inputs(profile, base)
+    if parts is not None:
+        _, decompress, note = swapin_parts(profile, *parts)
+        comp = d.get("swapin_compressor", "lzo-rle")
+        spread = max(c.rel_spread for kb, cs in profile.per_size.items() for n, c in cs.items()
+                     if n == "swapin_us_per_folio_total")
+        put(f"decompress_us_per_page@{comp}", max(decompress, 0.01), spread * decompress,
+            f"mmcost-probe swapin (usemem's data, MADV_PAGEOUT to zram, read back): {note}")
     besides = _zram_besides_compression_us()
     for comp, costs in profile.per_compressor.items():
         if "zram_write_us_per_page" in costs:
@@ -637,7 +753,7 @@ def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000
             journal: str | Path | None = None, machine_control=None) -> Profile:
     """Measure this machine's per-primitive costs (see the module docstring)
     and write them to ``out`` (TOML) when given: flush IPIs, bandwidth and a
-    contended line's handoff as any user; first-touch faults per mTHP size
+    contended line's handoff as any user; first-touch and swap-in faults per mTHP size
     and compression per compressor as root, holding the machine as ``measure
     swapout`` does (every setting recorded in the journal and restored). A
     busy machine (other runnable tasks, steal time) is refused unless
@@ -664,11 +780,12 @@ def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000
             raise MeasureError(f"the machine is busy ({why}): its costs would be its neighbours'; stop what runs "
                                "or pass allow_busy=True (--allow-busy), and the profile says so")
     root_only = (faults or compression) and not dry_run and os.geteuid() != 0
-    steps = ["bandwidth", "handoff", "flush IPIs", "TLB refill"] + (["faults", "host touch"] if faults else []) + \
+    steps = ["bandwidth", "handoff", "flush IPIs", "TLB refill"] + (["faults", "host touch", "swap-in"] if faults
+                                                                     else []) + \
             (["compression"] if compression else [])
     prof = Profile(desc)
     if root_only:
-        prof.notes.append("not root: faults per mTHP size and compression were not measured")
+        prof.notes.append("not root: faults (first-touch, swap-in) per mTHP size and compression were not measured")
         steps = steps[:4]
     bar = None
     if progress:
@@ -696,6 +813,7 @@ def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000
                 if "faults" in steps:
                     step("faults", lambda: measure_faults(prof, m, rounds))
                     step("host touch", lambda: measure_host_touch(prof, m))
+                    step("swap-in", lambda: measure_swapin(prof, m, rounds))
                 if "compression" in steps:
                     step("compression", lambda: measure_compression(prof, m, rounds, compressors=compressors))
     finally:

@@ -624,7 +624,8 @@ class SwapModel(Mechanism):
         out["compress_us_per_page"] = compress_us_per_page(self.compressor, cpu.clock_ghz)
         out["decompress_us_per_page"] = decompress_us_per_page(self.compressor, cpu.clock_ghz)
         out["compression_ratio"] = COMPRESSORS[self.compressor][2]
-        for name in ("compress_us_per_page", "compression_ratio"):  # a machine profile's, for this compressor
+        # a machine profile's, for this compressor
+        for name in ("compress_us_per_page", "decompress_us_per_page", "compression_ratio"):
             if f"{name}@{self.compressor}" in cpu.measured:
                 out[name] = cpu.measured[f"{name}@{self.compressor}"].value
         return out
