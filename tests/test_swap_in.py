@@ -203,3 +203,19 @@ def test_the_pages_resident_at_the_start_are_reclaimed_dirty():
     assert m.set(readback="rand").readback_system() is not None
     _, rand = m.set(readback="rand")._readback_network()
     assert rand["dirty_share"] == pytest.approx(0.5 / (1 - (0.5 + 0.5 * math.log(0.5))))
+
+
+def test_the_per_folio_swapin_prior_is_what_the_probe_measured_on_6_18():
+    """SwapInModel.swapin_us_per_folio's prior is the swap-in probe's measurement on the EPYC guest
+    (profile_e), recomputed here from the profile's rounds: within the 3 significant digits it is quoted to."""
+    from mmcost import cpu_models, datasets
+    from mmcost.measure import profile as P
+    from mmcost.swap.model import SWAPIN_PER_FOLIO_MEASURED
+
+    prof = P.load(datasets.path("kvm_6_18_machine_epyc") / "profile_e.toml")
+    per_folio, decompress, _ = P.swapin_parts(prof, *P.swapin_inputs(prof, cpu_models.default_for("x86")))
+    assert per_folio == pytest.approx(SWAPIN_PER_FOLIO_MEASURED, abs=0.005)
+    prior = {p.name: p.prior for p in SwapInModel().parameters}["swapin_us_per_folio"]
+    assert prior.value == SWAPIN_PER_FOLIO_MEASURED and "profile_e" in prior.source
+    # lzo-rle's decompression of usemem's data there: a few us a page, well below lzbench's Silesia figure
+    assert 1.0 < decompress < 0.5 * 5.7 * 4096 / (prof.description["clock_ghz"] * 1e3)

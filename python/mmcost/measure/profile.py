@@ -34,9 +34,10 @@ tlb_refill_ns         one refill miss after a full flush of the mm: a pointer   
 swapin_us_per_folio   a swap-in fault without reclaim, per folio size (4K, 16K,    ``decompress_us_per_page``
 _total                64K): usemem's data swapped out to a zram of the run's own   (the slope per page,
                       by MADV_PAGEOUT and read back (``swapin``)                   less its other work);
-                                                                                   ``swapin_us_per_folio``
-                                                                                   (the intercept, less
-                                                                                   the fault's)
+                                                                                   the intercept, less
+                                                                                   the fault's, is
+                                                                                   :func:`swapin_parts`'
+                                                                                   (SwapInModel's prior)
 compress_us_per_page  zram_write_page's CPU per 4 KiB page of usemem's data, per   ``compress_us_per_page``
 compression_ratio     compressor, through a private zram device (O_DIRECT)         ``compression_ratio``
 ====================  ===========================================================  =====================

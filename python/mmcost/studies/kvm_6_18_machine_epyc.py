@@ -35,9 +35,19 @@ one-process runs (7.7% median error) and missed the Xeon guest's by 16%; with
 it, 7.5% and 11.3%. Swap-in agrees (``swapin_check.csv``): the same six
 read-backs run 1.5-1.6x slower per page here than on the Xeon guest, and
 the swap-in costs fitted there (:mod:`~mmcost.studies.kvm_6_18_swapin`),
-carried here by this VM's profile, predict them at +5% (4K) and +18% (64K),
-where at the Xeon guest's kernel speed they give +27% and +37%
-(:meth:`Kvm618MachineEpyc.swapin_carried`).
+carried here by this VM's profile, predict them at +8% (4K) and +17% (64K),
+where at the Xeon guest's kernel speed they give +30% and +36%
+(:meth:`Kvm618MachineEpyc.swapin_carried`). Measured instead of fitted:
+profile_e (23:40 UTC, the same boot) added ``mmcost-probe swapin``,
+swap-in faults without reclaim at 4K, 16K and 64K (6.3, 17.1 and 57.1 us
+a fault): lzo-rle decompresses usemem's data at 2.8 us a page here, not
+lzbench's 9.0 for Silesia at this clock, and do_swap_page's per-folio
+work is SwapInModel's prior. The six read-backs run again right after it
+(``swapin_check_e.csv``; the VM ran 22% faster than at 15:58, and its
+kernel speed measured 0.79 against profile_b's 0.96) are predicted from
+profile_e with nothing fitted at -3.4% (4K) and -2.2% (64K); with
+lzbench's decompression -31% and -34%
+(:meth:`Kvm618MachineEpyc.swapin_measured_here`).
 
 The slow 2M runs: the host, not the kernel's swap path. This guest's host
 takes back free memory (free page reporting; ``page_reporting_order=11`` on
@@ -64,7 +74,7 @@ profile_b, puts this VM 5-10% slower than the runs of the same hour were).
 
 from __future__ import annotations
 
-from .. import datasets
+from .. import cpu_models, datasets
 from ..measure.profile import load
 from ..metrics import folio_label
 from ._study import Section
@@ -75,6 +85,8 @@ PROFILE = ("kvm_6_18_machine_epyc", "profile_b.toml")
 #: the profile that measured the host's price of a fresh THP (the same boot, 3 hours later), and the
 #: default matrix measured again after it, each large-folio run after the warm-up
 HOST_PROFILE, WARMED_RUNS = "profile_d.toml", "warmed_matrix.csv"
+#: the profile with the swap-in probe (the same boot, 23:40 UTC), and the read-backs run right after it
+SWAPIN_PROFILE = "profile_e.toml"
 
 #: the two VMs, each by the source folder of its profiles and runs
 VMS = (("Xeon", OTHER_VM[0]), ("EPYC", PROFILE[0]))
@@ -162,27 +174,17 @@ class Kvm618MachineEpyc(Kvm618Machine):
                             "fault_less_zeroing_us": prof.per_size[4]["fault_us_per_folio"].value})
         return out
 
-    def swapin_carried(self) -> list[dict]:
-        """The six swap-in runs of ``swapin_check.csv`` predicted with the swap-in costs fitted on the
-        Xeon guest (:mod:`~mmcost.studies.kvm_6_18_swapin`'s free parameters) on this VM's profile: at
-        its measured kernel speed, at the Xeon guest's (the costs carried unscaled), and with the swap-in
-        priors instead of the fit. Per folio size: measured mean, predicted, error in %."""
+    def _readbacks(self, runs_file: str, models) -> list[dict]:
+        """The in-order read-backs of ``runs_file`` (this folder's), each predicted by every
+        (label, SwapInModel) of ``models``. Per folio size: measured mean, predicted, error in %."""
         import pandas as pd
 
-        from ..swap import SwapInModel
-        from . import get
         from .kvm_6_18_swapin import ORDER, THROUGHPUT
 
-        xeon = get("kvm_6_18_swapin")
-        fit = xeon.fit()
-        fitted = {n: float(fit.params[n]) for n in xeon.free}
-        runs = pd.read_csv(datasets.path(PROFILE[0]) / "swapin_check.csv")
+        runs = pd.read_csv(datasets.path(PROFILE[0]) / runs_file)
         runs = runs[(runs["metric"] == THROUGHPUT) & (runs["experiment"].map(ORDER) == "seq")]
-        here = SwapInModel(**{**xeon._model_fields(), "cpu_model": self.profile_path()})
         out = []
-        for label, model in (("Xeon fit, this VM's kernel speed", here.set(**fitted)),
-                             ("Xeon fit, the Xeon's kernel speed", here.set(**fitted, kernel_speed=fit.model.kernel_speed)),
-                             ("swap-in priors, this VM's speed", here)):
+        for label, model in models:
             for (kb, procs, mb, comp, nbytes), part in runs.groupby(["folio_kb", "processes", "memcg_mb", "compressor",
                                                                      "bytes_per_process"]):
                 pred = model.set(folio_kb=int(kb), processes=int(procs), memcg_mb=float(mb), compressor=comp,
@@ -191,6 +193,39 @@ class Kvm618MachineEpyc(Kvm618Machine):
                 out.append({"model": label, "folio_kb": int(kb), "measured": measured, "predicted": float(pred),
                             "error_pct": 100 * (pred / measured - 1)})
         return out
+
+    def swapin_carried(self) -> list[dict]:
+        """The six swap-in runs of ``swapin_check.csv`` predicted with the swap-in costs fitted on the
+        Xeon guest (:mod:`~mmcost.studies.kvm_6_18_swapin`'s free parameters) on this VM's profile: at
+        its measured kernel speed, at the Xeon guest's (the costs carried unscaled), and with the swap-in
+        priors instead of the fit. Per folio size: measured mean, predicted, error in %."""
+        from ..swap import SwapInModel
+        from . import get
+
+        xeon = get("kvm_6_18_swapin")
+        fit = xeon.fit()
+        fitted = {n: float(fit.params[n]) for n in xeon.free}
+        here = SwapInModel(**{**xeon._model_fields(), "cpu_model": self.profile_path()})
+        return self._readbacks("swapin_check.csv", (
+            ("Xeon fit, this VM's kernel speed", here.set(**fitted)),
+            ("Xeon fit, the Xeon's kernel speed", here.set(**fitted, kernel_speed=fit.model.kernel_speed)),
+            ("swap-in priors, this VM's speed", here)))
+
+    def swapin_measured_here(self) -> list[dict]:
+        """The six read-backs again, right after profile_e (``swapin_check_e.csv``), predicted from
+        that profile with nothing fitted: its swap-in probe gives lzo-rle's decompression of usemem's
+        data, and SwapInModel's per-folio prior is that probe's. Against it, the same profile with
+        lzbench's decompression (what a profile without the swap-in probe gives)."""
+        from ..swap import SwapInModel
+        from ..swap.devices import decompress_us_per_page
+        from . import get
+
+        profile = str(datasets.path(PROFILE[0]) / SWAPIN_PROFILE)
+        here = SwapInModel(**{**get("kvm_6_18_swapin")._model_fields(), "cpu_model": profile})
+        lzbench = decompress_us_per_page("lzo-rle", cpu_models.get(profile).clock_ghz)
+        return self._readbacks("swapin_check_e.csv", (
+            ("profile_e, nothing fitted", here),
+            ("profile_e, lzbench's decompression", here.set(decompress_us_per_page=lzbench))))
 
     def sections(self) -> list[Section]:
         import pandas as pd
@@ -221,6 +256,16 @@ class Kvm618MachineEpyc(Kvm618Machine):
         meas = "".join(f" {v / 1e3:>7.0f}k" for v in c.drop_duplicates("folio_kb").sort_values("folio_kb")["measured"])
         carried.append(f"{'measured here (3 runs each)':<40}{meas}")
         carried.append("error of the prediction; the Xeon fit: kvm_6_18_swapin's free costs")
+        e = pd.DataFrame(self.swapin_measured_here())
+        carried.append("")
+        carried.append(f"{'again after profile_e (23:41 UTC)':<40} {'4K':>8} {'64K':>8}")
+        for label, part in e.groupby("model", sort=False):
+            errs = "".join(f" {x:>+7.1f}%" for x in part.sort_values("folio_kb")["error_pct"])
+            carried.append(f"{label:<40}{errs}")
+        meas = "".join(f" {v / 1e3:>7.0f}k" for v in e.drop_duplicates("folio_kb").sort_values("folio_kb")["measured"])
+        carried.append(f"{'measured (3 runs each)':<40}{meas}")
+        carried.append("profile_e's swap-in probe: lzo-rle's decompression of usemem's")
+        carried.append("data and do_swap_page's per-folio work, measured")
         w = self.warmed()
         w = w[w["metric"] == "usemem_throughput_kib_s"]
         warm = [f"{'after the warm-up':<15} {'1 process':>16} {'2 processes':>16}",

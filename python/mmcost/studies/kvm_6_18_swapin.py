@@ -284,8 +284,9 @@ class Kvm618Swapin(Study):
                   f"decompress_us_per_page {sig['decompress_us_per_page']:+.1f} sigma ({est['decompress_us_per_page']:.2f} us, "
                   f"loosely fitted, against",
                   f"lzbench's {prior['decompress_us_per_page'].value:.1f} us for lzo on Silesia at the profile's clock).",
-                  "The profile has no zram read cost to compare with: mmcost measure",
-                  "machine's blockwrite probe times writes only. One decompression",
+                  "This VM's profile has no zram read cost to compare with (it",
+                  "predates mmcost-probe swapin); the EPYC guest's profile_e measured",
+                  "lzo-rle's at 2.8 us a page for the same data. One decompression",
                   "value serves both compressors: the model's lz4 and lzo-rle rows",
                   "differ by 1-2%, the runs by 6-11% (lzo-rle faster; the profile",
                   "has lz4 compress usemem's data 2.0x, lzo-rle 2.6x)."]

@@ -1043,6 +1043,11 @@ def mthp_inputs(rows, folio_kb: int) -> dict:
     return out
 
 
+#: do_swap_page's per-folio work on the generic machine, measured on 6.18 (see SwapInModel.swapin_us_per_folio;
+#: tests/test_swap_in.py recomputes it from the profile)
+SWAPIN_PER_FOLIO_MEASURED = 2.08
+
+
 @dataclass(frozen=True)
 class SwapInModel(SwapModel):
     """Write, then read back: :class:`SwapModel`'s write phase (every metric
@@ -1071,11 +1076,18 @@ class SwapInModel(SwapModel):
         None, kind="float", unit="1", upper=1.0,
         doc="share of the bytes swapped in as folio_kb folios (swpin x folio / pswpin); None: the charge rule")
     swapin_us_per_folio: float = knob(
-        1.0, unit="us", upper=100.0,
-        prior=Prior(1.0, 0.5, "do_swap_page once per folio besides the fault, the read and the PTEs (mm/memory.c, "
-                              "v6.18): get_swap_device, alloc_swap_folio's checks and allocation from the per-CPU "
-                              "lists, the folio lock, the PTE lock and pte_same recheck, the rmap's set-up, "
-                              "arch_swap_restore, counters: about a microsecond"),
+        SWAPIN_PER_FOLIO_MEASURED, unit="us", upper=100.0,
+        prior=Prior(SWAPIN_PER_FOLIO_MEASURED,
+                    SWAPIN_PER_FOLIO_MEASURED * float(np.hypot(cpu_models.KERNEL_SPEED_TRANSFER,
+                                                               cpu_models.MEASURED_ALLOWANCE)),
+                    "do_swap_page once per folio besides the fault, the read and the PTEs (mm/memory.c, v6.18): "
+                    "get_swap_device, alloc_swap_folio's checks and allocation from the per-CPU lists, the folio "
+                    "lock, the PTE lock and pte_same recheck, the rmap's set-up, arch_swap_restore, counters. "
+                    "Measured on 6.18 (data/kvm_6_18_machine_epyc/profile_e.toml, mmcost-probe swapin: swap-in "
+                    "faults without reclaim at 4K, 16K and 64K, the line's intercept less the fault's own work "
+                    "and the lookup and folio_add_lru at their priors, over the VM's kernel speed: "
+                    "mmcost.measure.profile.swapin_parts); the width: one VM's kernel speed carried to another "
+                    "(cpu_models.KERNEL_SPEED_TRANSFER) and a measurement's allowance"),
         doc="per folio swapped in, outside any shared lock, besides fault_us_per_folio, the read and the PTEs")
     swapin_us_per_page: float = knob(
         0.1, unit="us", upper=100.0,
