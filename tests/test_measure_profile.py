@@ -331,14 +331,17 @@ def test_verify_compares_the_most_specific_record_and_names_mixed_runs():
 
 # --- swap-in faults ----------------------------------------------------------------------------------
 class SwapinMachine:
-    """The controls measure_swapin uses: a zram swap of its own and one mTHP size at a time."""
+    """The controls measure_swapin uses: a zram swap of its own per compressor, one mTHP size at a time."""
 
     def __init__(self):
-        self.kb, self.zram = 4, []
+        self.kb, self.log = 4, []
 
     def make_zram(self, compressor, disksize, swap=True):
-        self.zram.append((compressor, disksize, swap))
+        self.log.append(("make", compressor, disksize, swap))
         return 7
+
+    def drop(self, kind, what):
+        self.log.append(("drop", kind, what))
 
     def mthp_sizes(self):
         return [16, 64, 2048]
@@ -361,12 +364,14 @@ def test_swapin_faults_are_timed_per_folio_and_a_size_that_fell_back_is_noted(mo
         return subprocess.CompletedProcess(cmd, 0, stdout="".join(lines), stderr="")
 
     prof = P.Profile({})
-    P.measure_swapin(prof, m, 3, nbytes=nbytes, compressor="lz4", runner=run)
-    assert m.zram == [("lz4", 64 << 20, True)]  # swap, of the run's own
-    assert sorted(prof.per_size) == [4, 16]  # 2M is never asked; 64K fell back
-    assert prof.per_size[16]["swapin_us_per_folio_total"].value == pytest.approx(6.0)  # the median round
-    assert any("64K" in n and "not kept" in n for n in prof.notes)
-    assert prof.description["swapin_compressor"] == "lz4"
+    P.measure_swapin(prof, m, 3, nbytes=nbytes, compressors=["lz4", "lzo"], runner=run)
+    # each compressor's device is the only swap while it is measured: swapped off and removed before the next
+    assert m.log == [("make", "lz4", 64 << 20, True), ("drop", "swapon", "/dev/zram7"), ("drop", "zram", 7),
+                     ("make", "lzo", 64 << 20, True), ("drop", "swapon", "/dev/zram7"), ("drop", "zram", 7)]
+    assert sorted(prof.per_compressor["lz4"]) == ["swapin_us_per_fault@16K", "swapin_us_per_fault@4K"]  # 64K fell back
+    assert prof.per_compressor["lz4"]["swapin_us_per_fault@16K"].value == pytest.approx(6.0)  # the median round
+    assert any("lz4 64K" in n and "not kept" in n for n in prof.notes)
+    assert sorted(P.swapin_sizes(prof.per_compressor["lzo"])) == [4, 16]
 
 
 def test_a_swapin_line_gives_the_decompression_and_the_per_folio_swapin(tmp_path):
@@ -378,18 +383,17 @@ def test_a_swapin_line_gives_the_decompression_and_the_per_folio_swapin(tmp_path
     from mmcost import cpu_models
     from mmcost.swap import SwapInModel
 
-    prof = P.load(a_profile(tmp_path, swapin_compressor="lz4"))
+    prof = P.load(a_profile(tmp_path))
     for kb in (4, 16, 64):
-        prof.per_size.setdefault(kb, {})["swapin_us_per_folio_total"] = P.Cost.of("s", [3.0 + 2.5 * kb / 4] * 3, "us", "swapin")
+        prof.per_compressor["lz4"][P.swapin_name(kb)] = P.Cost.of("s", [3.0 + 2.5 * kb / 4] * 3, "us", "swapin")
     path = tmp_path / "swapin.toml"
     path.write_text(P.to_toml(prof))
     speed = 0.86 / 1.55
     cpu = cpu_models.get(str(path))
     assert cpu.measured["decompress_us_per_page@lz4"].value == pytest.approx(
         2.5 - (0.06 + 0.1125 + speed * (0.1 + 0.1 + 0.2 + 0.06)), rel=1e-6)
-    per_folio, _, note = P.swapin_parts(prof, *P.swapin_inputs(prof, cpu_models.default_for("x86")))
-    assert per_folio == pytest.approx((3.0 - 0.8 - speed * (0.03 + 0.05)) / speed, rel=1e-6)
-    assert "4K, 16K, 64K" in note
+    assert P.swapin_per_folio(P.load(path), cpu_models.default_for("x86")) == pytest.approx(
+        (3.0 - 0.8 - speed * (0.03 + 0.05)) / speed, rel=1e-6)
     m = SwapInModel(cpu_model=str(path), compressor="lz4", virtualized=True, cpus=2)
     assert m.decompress_us_per_page == pytest.approx(cpu.measured["decompress_us_per_page@lz4"].value)
     # another compressor keeps lzbench's (nothing measured it)

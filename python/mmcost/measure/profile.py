@@ -31,12 +31,12 @@ tlb_refill_ns         one refill miss after a full flush of the mm: a pointer   
                       interval of 4,096 loads after a full flush (mprotect of      walk inside it)
                       64 pages) or a no-op mprotect, alternating (``refill``):
                       the extra time per flush, less the flush's own, per page
-swapin_us_per_folio   a swap-in fault without reclaim, per folio size (4K, 16K,    ``decompress_us_per_page``
-_total                64K): usemem's data swapped out to a zram of the run's own   (the slope per page,
-                      by MADV_PAGEOUT and read back (``swapin``)                   less its other work);
-                                                                                   the intercept, less
+swapin_us_per_fault   a swap-in fault without reclaim, per compressor and folio    ``decompress_us_per_page``
+@<size>               size (4K, 16K, 64K): usemem's data swapped out to a zram     (the slope per page,
+                      of the run's own by MADV_PAGEOUT and read back              less its other work);
+                      (``swapin``)                                                 the intercept, less
                                                                                    the fault's, is
-                                                                                   :func:`swapin_parts`'
+                                                                                   :func:`swapin_per_folio`
                                                                                    (SwapInModel's prior)
 compress_us_per_page  zram_write_page's CPU per 4 KiB page of usemem's data, per   ``compress_us_per_page``
 compression_ratio     compressor, through a private zram device (O_DIRECT)         ``compression_ratio``
@@ -392,11 +392,11 @@ def measure_compression(profile: Profile, m, rounds: int, nbytes: int = 64 << 20
         if compr <= 0:
             raise ProbeError(f"zram{zid} ({comp}): mm_stat says {compr} compressed bytes after writing {orig}")
         method = f"mmcost-probe blockwrite: {nbytes >> 20} MiB of usemem's data to a private zram ({comp}), O_DIRECT"
-        profile.per_compressor[comp] = {
+        profile.per_compressor.setdefault(comp, {}).update({
             "zram_write_us_per_page": Cost.of("zram_write_us_per_page", [r["write_us_per_page"] for r in rows], "us",
                                             method),
             "compression_ratio": Cost.of("compression_ratio", [orig / compr], "1", method + "; mm_stat"),
-        }
+        })
 
 
 #: folio sizes whose swap-in is timed: 4K and the mTHP sizes a zram swap-in keeps whole up to 64K
@@ -404,38 +404,55 @@ def measure_compression(profile: Profile, m, rounds: int, nbytes: int = 64 << 20
 SWAPIN_SIZES = (4, 16, 64)
 
 
-def measure_swapin(profile: Profile, m, rounds: int, nbytes: int = 64 << 20, compressor: str = "lzo-rle",
+def swapin_name(kb: int) -> str:
+    """A compressor's cost name for its swap-in faults of ``kb`` KiB folios."""
+    return f"swapin_us_per_fault@{kb}K"
+
+
+def swapin_sizes(costs: dict[str, Cost]) -> dict[int, dict[str, Cost]]:
+    """A compressor's swap-in faults, per folio size: {kb: {"swapin_us_per_fault": Cost}}."""
+    out = {}
+    for name, c in costs.items():
+        if name.startswith("swapin_us_per_fault@"):
+            out[int(name.split("@")[1].removesuffix("K"))] = {"swapin_us_per_fault": c}
+    return out
+
+
+def measure_swapin(profile: Profile, m, rounds: int, nbytes: int = 64 << 20, compressors=None,
                    runner=subprocess.run) -> None:
-    """Swap-in faults without reclaim, per folio size (``SWAPIN_SIZES`` the
-    kernel offers): a zram swap device of this run's own (``compressor``,
-    priority 100, ``m.make_zram``), each size alone ``always``, and
-    ``mmcost-probe swapin``: usemem's data swapped out by MADV_PAGEOUT and read
-    back one word a page. A size is kept when every page came back from swap
-    (pswpin) in faults of that size (majflt x pages = pswpin, within 1%); else
-    it is noted. ``swapin_us_per_folio_total``: the read-back's time per fault."""
-    zid = m.make_zram(compressor, max(nbytes * 2, 64 << 20), swap=True)
+    """Swap-in faults without reclaim, per compressor and folio size
+    (``SWAPIN_SIZES`` the kernel offers): per compressor a zram swap device of
+    this run's own (priority 100, ``m.make_zram``; swapped off and removed
+    before the next, so that it is the only swap), each size alone
+    ``always``, and ``mmcost-probe swapin``: usemem's data swapped out by
+    MADV_PAGEOUT and read back one word a page. A size is kept when every
+    page came back from swap (pswpin) in faults of that size (majflt x pages
+    = pswpin, within 1%); else it is noted. The cost
+    (:func:`swapin_name`) is the read-back's time per fault."""
     offered = set(m.mthp_sizes())
-    for kb in [k for k in SWAPIN_SIZES if k == 4 or k in offered]:
-        m.set_mthp(kb)
-        rows = run_probe("swapin", nbytes, "--rounds", rounds,
-                         keys=("pswpout_pages", "pswpin_pages", "majflt", "read_us"), runner=runner)
-        pages = nbytes // 4096
-        per_fault = kb // 4
-        bad = [r for r in rows if r["pswpout_pages"] < 0.99 * pages or r["pswpin_pages"] < 0.99 * pages
-               or abs(r["majflt"] * per_fault - r["pswpin_pages"]) > 0.01 * pages]
-        if bad:
-            r = bad[0]
-            profile.notes.append(f"swap-in {kb}K: a round swapped out {r['pswpout_pages']:.0f} and in "
-                                 f"{r['pswpin_pages']:.0f} of {pages} pages in {r['majflt']:.0f} faults (not "
-                                 f"{pages // per_fault} faults of {kb}K); not kept")
-            continue
-        us = np.array([r["read_us"] / r["majflt"] for r in rows])
-        method = (f"mmcost-probe swapin: {nbytes >> 20} MiB of usemem's data, {kb}K folios (the only mTHP size "
-                  f"enabled), swapped out by MADV_PAGEOUT to a zram swap of the run's own (zram{zid}, {compressor}) "
-                  "and read back one word a page: the read-back's time per fault")
-        profile.per_size.setdefault(kb, {})["swapin_us_per_folio_total"] = Cost.of(
-            "swapin_us_per_folio_total", us, "us", method)
-    profile.description["swapin_compressor"] = compressor
+    for comp in compressors or zram_compressors(m.root):
+        zid = m.make_zram(comp, max(nbytes * 2, 64 << 20), swap=True)
+        for kb in [k for k in SWAPIN_SIZES if k == 4 or k in offered]:
+            m.set_mthp(kb)
+            rows = run_probe("swapin", nbytes, "--rounds", rounds,
+                             keys=("pswpout_pages", "pswpin_pages", "majflt", "read_us"), runner=runner)
+            pages = nbytes // 4096
+            per_fault = kb // 4
+            bad = [r for r in rows if r["pswpout_pages"] < 0.99 * pages or r["pswpin_pages"] < 0.99 * pages
+                   or abs(r["majflt"] * per_fault - r["pswpin_pages"]) > 0.01 * pages]
+            if bad:
+                r = bad[0]
+                profile.notes.append(f"swap-in {comp} {kb}K: a round swapped out {r['pswpout_pages']:.0f} and in "
+                                     f"{r['pswpin_pages']:.0f} of {pages} pages in {r['majflt']:.0f} faults (not "
+                                     f"{pages // per_fault} faults of {kb}K); not kept")
+                continue
+            us = np.array([r["read_us"] / r["majflt"] for r in rows])
+            method = (f"mmcost-probe swapin: {nbytes >> 20} MiB of usemem's data, {kb}K folios (the only mTHP size "
+                      f"enabled), swapped out by MADV_PAGEOUT to a zram swap of the run's own ({comp}) and read "
+                      "back one word a page: the read-back's time per fault")
+            profile.per_compressor.setdefault(comp, {})[swapin_name(kb)] = Cost.of(swapin_name(kb), us, "us", method)
+        m.drop("swapon", f"/dev/zram{zid}")
+        m.drop("zram", zid)
 
 
 # --- the profile file ---------------------------------------------------------------------------
@@ -573,26 +590,39 @@ _SWAPIN_PAGE_KNOBS = ("swapin_us_per_page", "swap_free_us_per_page", "zram_read_
 _SWAPIN_FOLIO_KNOBS = ("swap_table_lookup_us", "lru_hold_us_per_folio")
 
 
-def swapin_parts(profile: Profile, speed: float, pte_us: float, walk_us: float,
+def swapin_parts(costs: dict[str, Cost], speed: float, pte_us: float, walk_us: float,
                  fault_us: float) -> tuple[float, float, str] | None:
     """(``swapin_us_per_folio`` in generic-machine us, ``decompress_us_per_page``
-    in this machine's us, a note) from the swap-in faults' line over folio
-    sizes (:func:`size_line`): the slope per page less the PTE, the 2-D walk
-    and the kernel's other per-page work (SwapInModel's priors at ``speed``),
-    the intercept less the fault's own ``fault_us`` and the other per-folio
-    work, over ``speed`` (what ``kernel_speed`` multiplies). None below two sizes."""
-    line = size_line(profile.per_size, "swapin_us_per_folio_total")
+    in this machine's us, a note) from one compressor's swap-in faults
+    (``costs``, :func:`measure_swapin`), their line over folio sizes
+    (:func:`size_line`): the slope per page less the PTE, the 2-D walk and
+    the kernel's other per-page work (SwapInModel's priors at ``speed``), the
+    intercept less the fault's own ``fault_us`` and the other per-folio work,
+    over ``speed`` (what ``kernel_speed`` multiplies). None below two sizes."""
+    sizes = swapin_sizes(costs)
+    line = size_line(sizes, "swapin_us_per_fault")
     if line is None:
         return None
     a, b = line
     besides_page = pte_us + walk_us + speed * (_swapin_knob_priors(*_SWAPIN_PAGE_KNOBS)
                                                + 2 * _swapin_knob_priors("slot_us_per_slot"))
     besides_folio = fault_us + speed * _swapin_knob_priors(*_SWAPIN_FOLIO_KNOBS)
-    note = (f"the line over {', '.join(f'{kb}K' for kb in sorted(profile.per_size) if 'swapin_us_per_folio_total' in profile.per_size[kb])}: "
-            f"{a:.3g} us a folio + {b:.3g} us a page; less {besides_page:.3g} us a page (PTE, 2-D walk, "
-            f"{', '.join(_SWAPIN_PAGE_KNOBS)}, two slot updates) and {besides_folio:.3g} us a folio (the fault, "
-            f"{', '.join(_SWAPIN_FOLIO_KNOBS)}), at kernel speed {speed:.3g}")
+    note = (f"the line over {', '.join(f'{kb}K' for kb in sorted(sizes))}: {a:.3g} us a folio + {b:.3g} us a page; "
+            f"less {besides_page:.3g} us a page (PTE, 2-D walk, {', '.join(_SWAPIN_PAGE_KNOBS)}, two slot updates) "
+            f"and {besides_folio:.3g} us a folio (the fault, {', '.join(_SWAPIN_FOLIO_KNOBS)}), at kernel speed "
+            f"{speed:.3g}")
     return max(a - besides_folio, 0.0) / speed, max(b - besides_page, 0.0), note
+
+
+def swapin_per_folio(profile: Profile, base) -> float | None:
+    """do_swap_page's per-folio work on the generic machine (:func:`swapin_parts`),
+    the median over the compressors measured (it does not depend on the compressor)."""
+    inputs = swapin_inputs(profile, base)
+    if inputs is None:
+        return None
+    parts = [swapin_parts(costs, *inputs) for costs in profile.per_compressor.values()]
+    parts = [p[0] for p in parts if p is not None]
+    return float(np.median(parts)) if parts else None
 
 
 def swapin_inputs(profile: Profile, base) -> tuple[float, float, float, float] | None:
@@ -604,7 +634,7 @@ def swapin_inputs(profile: Profile, base) -> tuple[float, float, float, float] |
     from ..swap import SwapModel
 
     f4 = profile.per_size.get(4, {}).get("fault_us_per_folio")
-    if f4 is None or f4.value <= 0 or "swapin_us_per_folio_total" not in profile.per_size.get(4, {}):
+    if f4 is None or f4.value <= 0 or not any(swapin_sizes(c) for c in profile.per_compressor.values()):
         return None
     line = fault_line(profile.per_size)
     fault, pte = line if line is not None else (f4.value - cpu_models.PTE_PRIOR.value, cpu_models.PTE_PRIOR.value)
@@ -695,14 +725,13 @@ def as_cpu_model(profile: Profile, path: str | Path):
                                          f"({f4.value:.3g} us) over the generic machine's "
                                          f"{cpu_models.FAULT_PRIOR.value + cpu_models.PTE_PRIOR.value:g} us "
                                          "(cpu_models.kernel_speed)")
-    parts = swapin_inputs(profile, base)
-    if parts is not None:
-        _, decompress, note = swapin_parts(profile, *parts)
-        comp = d.get("swapin_compressor", "lzo-rle")
-        spread = max(c.rel_spread for kb, cs in profile.per_size.items() for n, c in cs.items()
-                     if n == "swapin_us_per_folio_total")
-        put(f"decompress_us_per_page@{comp}", max(decompress, 0.01), spread * decompress,
-            f"mmcost-probe swapin (usemem's data, MADV_PAGEOUT to zram, read back): {note}")
+    inputs = swapin_inputs(profile, base)
+    for comp, costs in profile.per_compressor.items() if inputs is not None else ():
+        parts = swapin_parts(costs, *inputs)
+        if parts is not None:
+            spread = max(c.rel_spread for c in costs.values() if c.name.startswith("swapin_us_per_fault@"))
+            put(f"decompress_us_per_page@{comp}", max(parts[1], 0.01), spread * parts[1],
+                f"mmcost-probe swapin (usemem's data, MADV_PAGEOUT to zram, read back): {parts[2]}")
     besides = _zram_besides_compression_us()
     for comp, costs in profile.per_compressor.items():
         if "zram_write_us_per_page" in costs:
@@ -814,7 +843,7 @@ def machine(out: str | Path | None = None, *, rounds: int = 7, ops: int = 20_000
                 if "faults" in steps:
                     step("faults", lambda: measure_faults(prof, m, rounds))
                     step("host touch", lambda: measure_host_touch(prof, m))
-                    step("swap-in", lambda: measure_swapin(prof, m, rounds))
+                    step("swap-in", lambda: measure_swapin(prof, m, rounds, compressors=compressors))
                 if "compression" in steps:
                     step("compression", lambda: measure_compression(prof, m, rounds, compressors=compressors))
     finally:

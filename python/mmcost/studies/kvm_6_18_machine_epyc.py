@@ -39,14 +39,15 @@ carried here by this VM's profile, predict them at +8% (4K) and +17% (64K),
 where at the Xeon guest's kernel speed they give +30% and +36%
 (:meth:`Kvm618MachineEpyc.swapin_carried`). Measured instead of fitted:
 profile_e (23:40 UTC, the same boot) added ``mmcost-probe swapin``,
-swap-in faults without reclaim at 4K, 16K and 64K (6.3, 17.1 and 57.1 us
-a fault): lzo-rle decompresses usemem's data at 2.8 us a page here, not
-lzbench's 9.0 for Silesia at this clock, and do_swap_page's per-folio
-work is SwapInModel's prior. The six read-backs run again right after it
-(``swapin_check_e.csv``; the VM ran 22% faster than at 15:58, and its
-kernel speed measured 0.79 against profile_b's 0.96) are predicted from
-profile_e with nothing fitted at -3.4% (4K) and -2.2% (64K); with
-lzbench's decompression -31% and -34%
+swap-in faults without reclaim per compressor at 4K, 16K and 64K (lzo-rle:
+6.4, 17.4 and 57.4 us a fault): lzo-rle and lzo decompress usemem's data
+at 2.8 us a page here and lz4 at 3.8, not lzbench's 9.0 for lzo on Silesia
+at this clock, and do_swap_page's per-folio work is SwapInModel's prior.
+The six read-backs run again right after it (``swapin_check_e.csv``; the
+VM ran 21-24% faster than at 15:58, and its kernel speed measured 0.84
+against profile_b's 0.96) are predicted from profile_e with nothing
+fitted at -7.6% (4K) and -6.9% (64K); with lzbench's decompression -33%
+and -36%
 (:meth:`Kvm618MachineEpyc.swapin_measured_here`).
 
 The slow 2M runs: the host, not the kernel's swap path. This guest's host
@@ -258,7 +259,7 @@ class Kvm618MachineEpyc(Kvm618Machine):
         carried.append("error of the prediction; the Xeon fit: kvm_6_18_swapin's free costs")
         e = pd.DataFrame(self.swapin_measured_here())
         carried.append("")
-        carried.append(f"{'again after profile_e (23:41 UTC)':<40} {'4K':>8} {'64K':>8}")
+        carried.append(f"{'again after profile_e (23:51 UTC)':<40} {'4K':>8} {'64K':>8}")
         for label, part in e.groupby("model", sort=False):
             errs = "".join(f" {x:>+7.1f}%" for x in part.sort_values("folio_kb")["error_pct"])
             carried.append(f"{label:<40}{errs}")

@@ -1045,7 +1045,7 @@ def mthp_inputs(rows, folio_kb: int) -> dict:
 
 #: do_swap_page's per-folio work on the generic machine, measured on 6.18 (see SwapInModel.swapin_us_per_folio;
 #: tests/test_swap_in.py recomputes it from the profile)
-SWAPIN_PER_FOLIO_MEASURED = 2.08
+SWAPIN_PER_FOLIO_MEASURED = 1.93
 
 
 @dataclass(frozen=True)
@@ -1085,8 +1085,9 @@ class SwapInModel(SwapModel):
                     "lock, the PTE lock and pte_same recheck, the rmap's set-up, arch_swap_restore, counters. "
                     "Measured on 6.18 (data/kvm_6_18_machine_epyc/profile_e.toml, mmcost-probe swapin: swap-in "
                     "faults without reclaim at 4K, 16K and 64K, the line's intercept less the fault's own work "
-                    "and the lookup and folio_add_lru at their priors, over the VM's kernel speed: "
-                    "mmcost.measure.profile.swapin_parts); the width: one VM's kernel speed carried to another "
+                    "and the lookup and folio_add_lru at their priors, over the VM's kernel speed, the median "
+                    "over lzo-rle, lzo and lz4: mmcost.measure.profile.swapin_per_folio); the width: one VM's "
+                    "kernel speed carried to another "
                     "(cpu_models.KERNEL_SPEED_TRANSFER) and a measurement's allowance"),
         doc="per folio swapped in, outside any shared lock, besides fault_us_per_folio, the read and the PTEs")
     swapin_us_per_page: float = knob(
