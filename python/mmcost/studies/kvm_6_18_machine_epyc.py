@@ -38,7 +38,7 @@ the swap-in costs fitted there (:mod:`~mmcost.studies.kvm_6_18_swapin`),
 carried here by this VM's profile, predict them at +8% (4K) and +17% (64K),
 where at the Xeon guest's kernel speed they give +30% and +36%
 (:meth:`Kvm618MachineEpyc.swapin_carried`). Measured instead of fitted:
-profile_e (23:40 UTC, the same boot) added ``mmcost-probe swapin``,
+profile_e (23:51 UTC, the same boot) added ``mmcost-probe swapin``,
 swap-in faults without reclaim per compressor at 4K, 16K and 64K (lzo-rle:
 6.4, 17.4 and 57.4 us a fault): lzo-rle and lzo decompress usemem's data
 at 2.8 us a page here and lz4 at 3.8, not lzbench's 9.0 for lzo on Silesia
@@ -86,7 +86,7 @@ PROFILE = ("kvm_6_18_machine_epyc", "profile_b.toml")
 #: the profile that measured the host's price of a fresh THP (the same boot, 3 hours later), and the
 #: default matrix measured again after it, each large-folio run after the warm-up
 HOST_PROFILE, WARMED_RUNS = "profile_d.toml", "warmed_matrix.csv"
-#: the profile with the swap-in probe (the same boot, 23:40 UTC), and the read-backs run right after it
+#: the profile with the swap-in probe (the same boot, 23:51 UTC), and the read-backs run right after it
 SWAPIN_PROFILE = "profile_e.toml"
 
 #: the two VMs, each by the source folder of its profiles and runs
