@@ -35,8 +35,10 @@ one-process runs (7.7% median error) and missed the Xeon guest's by 16%; with
 it, 7.5% and 11.3%. Swap-in agrees (``swapin_check.csv``): the same six
 read-backs run 1.5-1.6x slower per page here than on the Xeon guest, and
 the swap-in costs fitted there (:mod:`~mmcost.studies.kvm_6_18_swapin`),
-carried here by this VM's profile, predict them at +8% (4K) and +17% (64K),
-where at the Xeon guest's kernel speed they give +30% and +36%
+carried here by this VM's profile, predict them at +20% (4K) and +25% (64K),
+where at the Xeon guest's kernel speed they give +37% and +40% (with the
+compressors' priors lzbench's Silesia figures, the Xeon fit's costs were
+higher and gave +8% and +17%)
 (:meth:`Kvm618MachineEpyc.swapin_carried`). Measured instead of fitted:
 profile_e (23:51 UTC, the same boot) added ``mmcost-probe swapin``,
 swap-in faults without reclaim per compressor at 4K, 16K and 64K (lzo-rle:

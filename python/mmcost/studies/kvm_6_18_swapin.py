@@ -281,16 +281,16 @@ class Kvm618Swapin(Study):
                   f"{span(rand)}; in order, 2 processes: {span(seq2)}.",
                   "",
                   f"Fitted against the priors: swapin_us_per_folio {sig['swapin_us_per_folio']:+.1f} sigma,",
-                  f"decompress_us_per_page {sig['decompress_us_per_page']:+.1f} sigma ({est['decompress_us_per_page']:.2f} us, "
-                  f"loosely fitted, against",
-                  f"lzbench's {prior['decompress_us_per_page'].value:.1f} us for lzo on Silesia at the profile's clock).",
-                  "This VM's profile has no zram read cost to compare with (it",
-                  "predates mmcost-probe swapin); the EPYC guest's profile_e measured",
-                  "lzo-rle's at 2.8 us a page for the same data, lz4's at 3.8. One",
-                  "decompression value serves both compressors here: the model's lz4",
-                  "and lzo-rle rows differ by 1-2%, the runs by 6-11% (lzo-rle",
-                  "faster, as the EPYC probe has it; lz4 compresses usemem's data",
-                  "2.0x, lzo-rle 2.6x)."]
+                  f"decompress_us_per_page {sig['decompress_us_per_page']:+.1f} sigma ({est['decompress_us_per_page']:.2f} us "
+                  f"against {prior['decompress_us_per_page'].value:.2f}).",
+                  "Both priors are measured on usemem's data, the data written here:",
+                  "the EPYC guest's swap-in probe (profile_e; this VM's profile",
+                  "predates the probe), lzo-rle's decompression carried by the clock.",
+                  "lzbench's Silesia figure, 9 us, was 3x that. One decompression",
+                  "value serves both compressors here: the model's lz4 and lzo-rle",
+                  "rows differ by 1-2%, the runs by 6-11% (lzo-rle faster, as the",
+                  "EPYC probe has it: lz4 decompresses usemem's data in 3.8 us, 2.0x",
+                  "compressed, lzo-rle in 2.8, 2.6x)."]
         return "\n".join(lines)
 
     def figure(self):

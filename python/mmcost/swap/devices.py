@@ -18,6 +18,8 @@ Kinds (the ``swap_device`` column):
 
 from __future__ import annotations
 
+import functools
+
 from ..lanes import any_of, maximum
 from .constants import PAGE_KB
 
@@ -43,13 +45,51 @@ COMPRESSORS: dict[str, tuple[float, float, float, str]] = {
 LZBENCH_GHZ = 4.7
 
 
-def compress_us_per_page(compressor: str, clock_ghz: float) -> float:
-    """Compression of one 4 KiB page at ``clock_ghz`` (from :data:`COMPRESSORS`)."""
-    return COMPRESSORS[compressor][0] * 4096 / clock_ghz * 1e-3
+#: what the swapped pages hold: lzbench's Silesia corpus (:data:`COMPRESSORS`), or usemem's data (each 8-byte
+#: word its own index: mmcost-writer's loop, as usemem's), which every compressor measured on it compresses
+#: 2-3x faster and decompresses 2-4x faster (:func:`usemem_figures`)
+SWAP_DATA = ("silesia", "usemem")
+#: the machine profile whose probes measured the compressors on usemem's data: zram writes (blockwrite) and
+#: swap-in faults (swapin), on the EPYC guest, Linux 6.18
+USEMEM_PROFILE = ("kvm_6_18_machine_epyc", "profile_e.toml")
 
 
-def decompress_us_per_page(compressor: str, clock_ghz: float) -> float:
-    return COMPRESSORS[compressor][1] * 4096 / clock_ghz * 1e-3
+@functools.lru_cache(maxsize=1)
+def usemem_figures() -> dict[str, tuple[float, float, float, str]]:
+    """compressor -> (compress cycles per byte, decompress cycles per byte, ratio, source) on usemem's data:
+    :data:`USEMEM_PROFILE`'s measured costs per 4 KiB page (its zram write and its swap-in line's slope, each
+    less zram's and the kernel's other work, :func:`mmcost.measure.profile.as_cpu_model`) at its clock. A
+    compressor that profile did not measure has none."""
+    from .. import cpu_models, datasets
+
+    path = datasets.path(USEMEM_PROFILE[0]) / USEMEM_PROFILE[1]
+    cpu = cpu_models.get(str(path))
+    out = {}
+    for comp in COMPRESSORS:
+        keys = [f"{n}@{comp}" for n in ("compress_us_per_page", "decompress_us_per_page", "compression_ratio")]
+        if all(k in cpu.measured for k in keys):
+            c, d, r = (cpu.measured[k].value for k in keys)
+            per_byte = cpu.clock_ghz * 1e3 / 4096
+            out[comp] = (c * per_byte, d * per_byte, r, f"{comp} on usemem's data, measured at {cpu.clock_ghz:.2f} "
+                         f"GHz (data/{USEMEM_PROFILE[0]}/{USEMEM_PROFILE[1]}: zram writes and swap-in faults)")
+    return out
+
+
+def figures(compressor: str, data: str = "silesia") -> tuple[float, float, float, str]:
+    """(compress cycles per byte, decompress cycles per byte, ratio, source) of ``compressor`` on ``data``
+    (:data:`SWAP_DATA`); usemem's data falls back to Silesia's for a compressor not measured on it."""
+    if data == "usemem" and compressor in usemem_figures():
+        return usemem_figures()[compressor]
+    return COMPRESSORS[compressor]
+
+
+def compress_us_per_page(compressor: str, clock_ghz: float, data: str = "silesia") -> float:
+    """Compression of one 4 KiB page of ``data`` at ``clock_ghz`` (:func:`figures`)."""
+    return figures(compressor, data)[0] * 4096 / clock_ghz * 1e-3
+
+
+def decompress_us_per_page(compressor: str, clock_ghz: float, data: str = "silesia") -> float:
+    return figures(compressor, data)[1] * 4096 / clock_ghz * 1e-3
 
 
 def zero_us(m, pages: float) -> float:

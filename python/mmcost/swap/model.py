@@ -17,7 +17,7 @@ from ..model import Prior
 from ..tlb import flush_knob
 from . import paths, reclaim, stations
 from .constants import CONFIG_HZ_CHOICES, PAGE_KB, PMD_KB
-from .devices import COMPRESSORS, DEVICES, compress_us_per_page, decompress_us_per_page
+from .devices import COMPRESSORS, DEVICES, SWAP_DATA, compress_us_per_page, decompress_us_per_page, figures
 from .stations import site_of
 
 
@@ -62,14 +62,17 @@ def _free_lines() -> tuple[float, float, str]:
 
 ZS_FREE_SERIAL_US, FREE_LINE_US, FREE_LINE_SOURCE = _free_lines()
 
-#: priors of the compressor-derived fields, centred on the compressor's table values
-_COMPRESSOR_PRIORS = {
-    "compress_us_per_page": ("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the preset's "
-                             "clock", 0.5),
-    "decompress_us_per_page": ("the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the "
-                               "preset's clock", 0.5),
-    "compression_ratio": ("lzbench's Silesia ratio for the compressor; a workload's own data differs", 0.5),
-}
+def _compressor_priors(data: str) -> dict[str, tuple[str, float]]:
+    """Priors of the compressor-derived fields, centred on the compressor's table values for ``data``
+    (mmcost.swap.devices.figures); each relative width 0.5."""
+    if data == "usemem":
+        speed = ratio = ("the compressor measured on usemem's data at another machine's clock, carried by the clock "
+                         "(mmcost.swap.devices.usemem_figures)")
+    else:
+        speed = "the compressor's lzbench speed (mmcost.swap_devices.COMPRESSORS) at the preset's clock"
+        ratio = "lzbench's Silesia ratio for the compressor; a workload's own data differs"
+    return {"compress_us_per_page": (speed, 0.5), "decompress_us_per_page": (speed, 0.5),
+            "compression_ratio": (ratio, 0.5)}
 
 
 #: The costs of the kernel's own code paths whose priors are a generic machine's (a server core's,
@@ -131,6 +134,9 @@ class SwapModel(Mechanism):
     # --- swap device -------------------------------------------------------------------------------
     swap_device: str = knob("zram", choices=DEVICES, doc="brd, pmem, zram, zswap, nvme or ssd")
     compressor: str = knob("lzo-rle", choices=tuple(COMPRESSORS), doc="zram comp_algorithm / zswap compressor")
+    swap_data: str = knob("silesia", choices=SWAP_DATA,
+                          doc="what the swapped pages hold, for the compressor's speeds and ratio: lzbench's Silesia "
+                              "corpus, or usemem's data (each word its index: mmcost-writer, usemem), measured")
     compression_ratio: float | None = knob(None, kind="float", unit="1", lower=1.0, upper=1e4,
                                            doc="original / compressed size; None: the compressor's typical")
     zswap_writeback_share: float = knob(0.0, unit="1", upper=1.0,
@@ -615,15 +621,17 @@ class SwapModel(Mechanism):
 
     def table_origin(self, name: str) -> str:
         """``profile <file>`` for a cost a machine profile measured, else the preset's name."""
-        return cpu_models.origin(self.cpu_model, getattr(self, "arch", None), name, getattr(self, "compressor", None))
+        out = cpu_models.origin(self.cpu_model, getattr(self, "arch", None), name, getattr(self, "compressor", None))
+        data = getattr(self, "swap_data", "silesia")
+        return f"{out}/{data}" if out.startswith("compressor") and data != "silesia" else out
 
     def table_values(self) -> dict:
         cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch or "x86")
         out = dict(cpu.costs())
         out["arch"] = cpu.arch if self.cpu_model else (self.arch or "x86")
-        out["compress_us_per_page"] = compress_us_per_page(self.compressor, cpu.clock_ghz)
-        out["decompress_us_per_page"] = decompress_us_per_page(self.compressor, cpu.clock_ghz)
-        out["compression_ratio"] = COMPRESSORS[self.compressor][2]
+        out["compress_us_per_page"] = compress_us_per_page(self.compressor, cpu.clock_ghz, self.swap_data)
+        out["decompress_us_per_page"] = decompress_us_per_page(self.compressor, cpu.clock_ghz, self.swap_data)
+        out["compression_ratio"] = figures(self.compressor, self.swap_data)[2]
         # a machine profile's, for this compressor
         for name in ("compress_us_per_page", "decompress_us_per_page", "compression_ratio"):
             if f"{name}@{self.compressor}" in cpu.measured:
@@ -636,7 +644,7 @@ class SwapModel(Mechanism):
         cpu = cpu_models.get(self.cpu_model) if self.cpu_model else cpu_models.default_for(self.arch or "x86")
         measured = {k.split("@")[0]: p for k, p in cpu.measured_priors().items()
                     if "@" not in k or k.endswith(f"@{self.compressor}")}
-        return cpu_models.relative_priors(self.table_values(), _COMPRESSOR_PRIORS, measured)
+        return cpu_models.relative_priors(self.table_values(), _compressor_priors(self.swap_data), measured)
 
     @property
     def writers(self) -> int:
