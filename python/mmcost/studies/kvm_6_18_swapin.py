@@ -71,12 +71,11 @@ class Kvm618Swapin(Study):
     id = "kvm_6_18_swapin"
     mechanism = SwapInModel
     free = ("swapin_us_per_folio", "decompress_us_per_page")
-    miss = ("left out, its own costs go back to their priors: swapin_us_per_folio (no other source has it) and "
-            "the decompression at lzbench's 9 us per page, 20 times what it fits (the profile measures zram's "
-            "writes, not its reads); this VM's machine factor comes from kvm_6_18_machine's swap-out runs (x2.1 "
-            "on the era's costs; this study alone fits x1.8) and no longer offsets that prior, so read-back "
-            "KiB/s are predicted 28% too slow (median); and pswpin, within 0.02% of the pages, misses 2 sigma of "
-            "a spread of a few pages by the writers' 15-20 other pages in the memcg")
+    miss = ("left out, its own costs go back to their priors, both measured on usemem's data by the EPYC guest's "
+            "swap-in probe (profile_e; lzbench's Silesia decompression, 3x dearer, had the read-back 28% too slow): "
+            "read-back KiB/s 7.5% off (median, -4.4% signed), 52 of 90 within 2 sigma of runs whose repetitions "
+            "agree within a few %; and pswpin, within 0.02% of the pages, misses 2 sigma of a spread of a few "
+            "pages by the writers' 15-20 other pages in the memcg")
     NOT_EXPRESSIBLE = (
         ({"metric": "~^(?!swapin_throughput_kib_s$|pswpin_count$|pgmajfault_count$)"},
          "inputs of the model (bytes, folio sizes) or counters and times it does not predict per row (the "
