@@ -205,19 +205,30 @@ def test_the_pages_resident_at_the_start_are_reclaimed_dirty():
     assert rand["dirty_share"] == pytest.approx(0.5 / (1 - (0.5 + 0.5 * math.log(0.5))))
 
 
-def test_the_per_folio_swapin_prior_is_what_the_probe_measured_on_6_18():
-    """SwapInModel.swapin_us_per_folio's prior is the swap-in probe's measurement on the EPYC guest
-    (profile_e), recomputed here from the profile's rounds: within the 3 significant digits it is quoted to."""
+def test_the_per_folio_swapin_prior_is_what_the_probes_measured_on_6_18():
+    """SwapInModel.swapin_us_per_folio's prior is the mean of the swap-in probes' measurements on two VMs
+    (SWAPIN_PROFILES), its width their spread, recomputed here from the profiles' rounds within the digits
+    they are quoted to."""
+    import numpy as np
+
     from mmcost import cpu_models, datasets
     from mmcost.measure import profile as P
-    from mmcost.swap.model import SWAPIN_PER_FOLIO_MEASURED
+    from mmcost.swap.model import SWAPIN_PER_FOLIO_MEASURED, SWAPIN_PER_FOLIO_SD, SWAPIN_PROFILES
 
-    prof = P.load(datasets.path("kvm_6_18_machine_epyc") / "profile_e.toml")
-    assert P.swapin_per_folio(prof, cpu_models.default_for("x86")) == pytest.approx(SWAPIN_PER_FOLIO_MEASURED,
-                                                                                     abs=0.005)
+    paths = [datasets.path(folder) / name for folder, name in SWAPIN_PROFILES]
+    per_vm = [P.swapin_per_folio(P.load(p), cpu_models.default_for("x86")) for p in paths]
+    mean = float(np.mean(per_vm))
+    assert mean == pytest.approx(SWAPIN_PER_FOLIO_MEASURED, abs=0.005)
+    transfer = mean * np.hypot(cpu_models.KERNEL_SPEED_TRANSFER, cpu_models.MEASURED_ALLOWANCE)
+    assert np.hypot(np.std(per_vm, ddof=1), transfer) == pytest.approx(SWAPIN_PER_FOLIO_SD, abs=0.005)
     prior = {p.name: p.prior for p in SwapInModel().parameters}["swapin_us_per_folio"]
-    assert prior.value == SWAPIN_PER_FOLIO_MEASURED and "profile_e" in prior.source
+    assert (prior.value, prior.width) == (SWAPIN_PER_FOLIO_MEASURED, SWAPIN_PER_FOLIO_SD)
+    assert all(name in prior.source for _, name in SWAPIN_PROFILES)
+    for path, value in zip(paths, per_vm):  # each VM's own, with an error under the VMs' spread
+        own, sd = P.swapin_per_folio_prior(P.load(path), cpu_models.default_for("x86"))
+        assert own == value and 0 < sd < SWAPIN_PER_FOLIO_SD
     # each compressor's decompression of usemem's data: a few us a page, under lzbench's Silesia figure for lzo
-    cpu = cpu_models.get(str(datasets.path("kvm_6_18_machine_epyc") / "profile_e.toml"))
-    for comp in ("lzo-rle", "lzo", "lz4"):
-        assert 1.0 < cpu.measured[f"decompress_us_per_page@{comp}"].value < 0.5 * 5.7 * 4096 / (cpu.clock_ghz * 1e3)
+    for path in paths:
+        cpu = cpu_models.get(str(path))
+        for comp in ("lzo-rle", "lzo", "lz4"):
+            assert 1.0 < cpu.measured[f"decompress_us_per_page@{comp}"].value < 0.5 * 5.7 * 4096 / (cpu.clock_ghz * 1e3)

@@ -617,12 +617,35 @@ def swapin_parts(costs: dict[str, Cost], speed: float, pte_us: float, walk_us: f
 def swapin_per_folio(profile: Profile, base) -> float | None:
     """do_swap_page's per-folio work on the generic machine (:func:`swapin_parts`),
     the median over the compressors measured (it does not depend on the compressor)."""
+    prior = swapin_per_folio_prior(profile, base)
+    return None if prior is None else prior[0]
+
+
+def swapin_per_folio_prior(profile: Profile, base) -> tuple[float, float] | None:
+    """(:func:`swapin_per_folio`, its sd) in generic-machine us. The sd: the
+    measured intercept's and the fault's allowance
+    (``cpu_models.MEASURED_ALLOWANCE``), the widths of the other per-folio
+    work's priors taken off it, over the kernel speed, and the spread over
+    the compressors (each measures the same work)."""
+    from .. import cpu_models
+
     inputs = swapin_inputs(profile, base)
     if inputs is None:
         return None
-    parts = [swapin_parts(costs, *inputs) for costs in profile.per_compressor.values()]
-    parts = [p[0] for p in parts if p is not None]
-    return float(np.median(parts)) if parts else None
+    speed, fault = inputs[0], inputs[3]
+    folio = [(p[0], size_line(swapin_sizes(costs), "swapin_us_per_fault")[0])
+             for costs in profile.per_compressor.values() if (p := swapin_parts(costs, *inputs)) is not None]
+    if not folio:
+        return None
+    from ..swap import SwapInModel
+
+    fields = SwapInModel.__dataclass_fields__
+    others = float(np.hypot.reduce([fields[n].metadata["knob"].prior.width for n in _SWAPIN_FOLIO_KNOBS]))
+    value = float(np.median([v for v, _ in folio]))
+    intercept = float(np.median([a for _, a in folio]))
+    measured = np.hypot(cpu_models.MEASURED_ALLOWANCE * np.hypot(intercept, fault) / speed, others)
+    spread = float(np.std([v for v, _ in folio], ddof=1)) if len(folio) > 1 else 0.0
+    return value, float(np.hypot(measured, spread))
 
 
 def swapin_inputs(profile: Profile, base) -> tuple[float, float, float, float] | None:

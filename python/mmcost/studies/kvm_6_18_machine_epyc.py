@@ -179,23 +179,12 @@ class Kvm618MachineEpyc(Kvm618Machine):
 
     def _readbacks(self, runs_file: str, models) -> list[dict]:
         """The in-order read-backs of ``runs_file`` (this folder's), each predicted by every
-        (label, SwapInModel) of ``models``. Per folio size: measured mean, predicted, error in %."""
+        (label, SwapInModel) of ``models`` (:func:`~mmcost.studies.kvm_6_18_swapin.readback_errors`)."""
         import pandas as pd
 
-        from .kvm_6_18_swapin import ORDER, THROUGHPUT
+        from .kvm_6_18_swapin import readback_errors
 
-        runs = pd.read_csv(datasets.path(PROFILE[0]) / runs_file)
-        runs = runs[(runs["metric"] == THROUGHPUT) & (runs["experiment"].map(ORDER) == "seq")]
-        out = []
-        for label, model in models:
-            for (kb, procs, mb, comp, nbytes), part in runs.groupby(["folio_kb", "processes", "memcg_mb", "compressor",
-                                                                     "bytes_per_process"]):
-                pred = model.set(folio_kb=int(kb), processes=int(procs), memcg_mb=float(mb), compressor=comp,
-                                 readback="seq", bytes_per_process=float(nbytes)).solve()[THROUGHPUT]
-                measured = float(part["value"].mean())
-                out.append({"model": label, "folio_kb": int(kb), "measured": measured, "predicted": float(pred),
-                            "error_pct": 100 * (pred / measured - 1)})
-        return out
+        return readback_errors(pd.read_csv(datasets.path(PROFILE[0]) / runs_file), models)
 
     def swapin_carried(self) -> list[dict]:
         """The six swap-in runs of ``swapin_check.csv`` predicted with the swap-in costs fitted on the
@@ -217,14 +206,17 @@ class Kvm618MachineEpyc(Kvm618Machine):
     def swapin_measured_here(self) -> list[dict]:
         """The six read-backs again, right after profile_e (``swapin_check_e.csv``), predicted from
         that profile with nothing fitted: its swap-in probe gives lzo-rle's decompression of usemem's
-        data, and SwapInModel's per-folio prior is that probe's. Against it, the same profile with
+        data and do_swap_page's per-folio work. Against it, the same profile with
         lzbench's decompression (what a profile without the swap-in probe gives)."""
         from ..swap import SwapInModel
         from ..swap.devices import decompress_us_per_page
         from . import get
 
         profile = str(datasets.path(PROFILE[0]) / SWAPIN_PROFILE)
-        here = SwapInModel(**{**get("kvm_6_18_swapin")._model_fields(), "cpu_model": profile})
+        from ..measure import profile as P
+
+        here = SwapInModel(**{**get("kvm_6_18_swapin")._model_fields(), "cpu_model": profile,
+                              "swapin_us_per_folio": P.swapin_per_folio(P.load(profile), cpu_models.default_for("x86"))})
         lzbench = decompress_us_per_page("lzo-rle", cpu_models.get(profile).clock_ghz)
         return self._readbacks("swapin_check_e.csv", (
             ("profile_e, nothing fitted", here),

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from ..lanes import any_of, maximum
 from .constants import PAGE_KB
 
@@ -49,30 +51,32 @@ LZBENCH_GHZ = 4.7
 #: word its own index: mmcost-writer's loop, as usemem's), which every compressor measured on it compresses
 #: 2-3x faster and decompresses 2-4x faster (:func:`usemem_figures`)
 SWAP_DATA = ("silesia", "usemem")
-#: the machine profile whose probes measured the compressors on usemem's data: zram writes (blockwrite) and
-#: swap-in faults (swapin), on the EPYC guest, Linux 6.18
-USEMEM_PROFILE = ("kvm_6_18_machine_epyc", "profile_e.toml")
+#: the machine profiles whose probes measured the compressors on usemem's data: zram writes (blockwrite) and
+#: swap-in faults (swapin), on the EPYC guest and a second Xeon guest, Linux 6.18
+USEMEM_PROFILES = (("kvm_6_18_machine_epyc", "profile_e.toml"), ("kvm_6_18_swapin", "second_vm_profile.toml"))
 
 
 @functools.lru_cache(maxsize=1)
 def usemem_figures() -> dict[str, tuple[float, float, float, str]]:
     """compressor -> (compress cycles per byte, decompress cycles per byte, ratio, source) on usemem's data:
-    :data:`USEMEM_PROFILE`'s measured costs per 4 KiB page (its zram write and its swap-in line's slope, each
-    less zram's and the kernel's other work, :func:`mmcost.measure.profile.as_cpu_model`) at its clock. A
-    compressor that profile did not measure has none."""
+    the mean over :data:`USEMEM_PROFILES` of each one's measured costs per 4 KiB page (its zram write and its
+    swap-in line's slope, each less zram's and the kernel's other work,
+    :func:`mmcost.measure.profile.as_cpu_model`) at its clock. A compressor no profile measured has none."""
     from .. import cpu_models, datasets
 
-    path = datasets.path(USEMEM_PROFILE[0]) / USEMEM_PROFILE[1]
-    cpu = cpu_models.get(str(path))
-    out = {}
-    for comp in COMPRESSORS:
-        keys = [f"{n}@{comp}" for n in ("compress_us_per_page", "decompress_us_per_page", "compression_ratio")]
-        if all(k in cpu.measured for k in keys):
-            c, d, r = (cpu.measured[k].value for k in keys)
-            per_byte = cpu.clock_ghz * 1e3 / 4096
-            out[comp] = (c * per_byte, d * per_byte, r, f"{comp} on usemem's data, measured at {cpu.clock_ghz:.2f} "
-                         f"GHz (data/{USEMEM_PROFILE[0]}/{USEMEM_PROFILE[1]}: zram writes and swap-in faults)")
-    return out
+    per_comp: dict[str, list[tuple[float, float, float]]] = {}
+    for folder, name in USEMEM_PROFILES:
+        cpu = cpu_models.get(str(datasets.path(folder) / name))
+        per_byte = cpu.clock_ghz * 1e3 / 4096
+        for comp in COMPRESSORS:
+            keys = [f"{n}@{comp}" for n in ("compress_us_per_page", "decompress_us_per_page", "compression_ratio")]
+            if all(k in cpu.measured for k in keys):
+                c, d, r = (cpu.measured[k].value for k in keys)
+                per_comp.setdefault(comp, []).append((c * per_byte, d * per_byte, r))
+    where = ", ".join(f"data/{folder}/{name}" for folder, name in USEMEM_PROFILES)
+    return {comp: (*(float(x) for x in np.mean(rows, axis=0)),
+                   f"{comp} on usemem's data, the mean of {len(rows)} machines' cycles ({where}: zram writes and "
+                   "swap-in faults)") for comp, rows in per_comp.items()}
 
 
 def figures(compressor: str, data: str = "silesia") -> tuple[float, float, float, str]:
