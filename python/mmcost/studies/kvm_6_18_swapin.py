@@ -89,11 +89,11 @@ class Kvm618Swapin(Study):
     id = "kvm_6_18_swapin"
     mechanism = SwapInModel
     free = ("swapin_us_per_folio", "decompress_us_per_page")
-    miss = ("left out, its own costs go back to their priors, both measured on usemem's data by the EPYC guest's "
-            "swap-in probe (profile_e; lzbench's Silesia decompression, 3x dearer, had the read-back 28% too slow): "
-            "read-back KiB/s 7.5% off (median, -4.4% signed), 52 of 90 within 2 sigma of runs whose repetitions "
-            "agree within a few %; and pswpin, within 0.02% of the pages, misses 2 sigma of a spread of a few "
-            "pages by the writers' 15-20 other pages in the memcg")
+    miss = ("left out, its own costs go back to their priors, both measured on usemem's data by two VMs' swap-in "
+            "probes (their mean: the EPYC guest's and a second Xeon guest's; lzbench's Silesia decompression, 3x "
+            "dearer, had the read-back 28% too slow): read-back KiB/s 7.1% off (median, -3.0% signed), 63 of 90 "
+            "within 2 sigma of runs whose repetitions agree within a few %; and pswpin, within 0.02% of the pages, "
+            "misses 2 sigma of a spread of a few pages by the writers' 15-20 other pages in the memcg")
     NOT_EXPRESSIBLE = (
         ({"metric": "~^(?!swapin_throughput_kib_s$|pswpin_count$|pgmajfault_count$)"},
          "inputs of the model (bytes, folio sizes) or counters and times it does not predict per row (the "
@@ -345,14 +345,18 @@ class Kvm618Swapin(Study):
             for label, part in t.groupby("model", sort=False):
                 lines.append(f"{'  ' + label:<36}" + "".join(f" {e:>+7.1f}%"
                                                              for e in part.sort_values("folio_kb")["error_pct"]))
+        from .. import cpu_models, datasets
+        from ..measure import profile as P
+
         here, fit = self._second_vm_model(), self.fit()
-        epyc = SWAPIN_PROFILES[0][1]
+        folder, epyc = SWAPIN_PROFILES[0]
+        epyc_folio = P.swapin_per_folio(P.load(datasets.path(folder) / epyc), cpu_models.default_for("x86"))
         return "\n".join(lines + [
             "", "A second 2-vCPU Xeon guest (Linux 6.18.44-fc-v1252, another boot),",
             "profiled, then running six of this matrix's in-order read-backs (512M",
             "past 256M, lzo-rle; data/kvm_6_18_swapin/second_vm_*). Its swap-in",
             f"probe puts do_swap_page's per-folio work at {here.swapin_us_per_folio:.2f} generic us (this",
-            f"study fits {fit.params['swapin_us_per_folio']:.2f}; the EPYC guest's probe, {epyc}: 1.93) and",
+            f"study fits {fit.params['swapin_us_per_folio']:.2f}; the EPYC guest's probe, {epyc}: {epyc_folio:.2f}) and",
             f"lzo-rle's decompression at {here.decompress_us_per_page:.1f} us a page (this study fits "
             f"{fit.params['decompress_us_per_page']:.1f}).",
             "Its own profile predicts the write phase too slow as well: the",
