@@ -83,6 +83,7 @@ from ..metrics import folio_label
 from ._study import Section
 from .kvm_6_18_machine import PROFILE as OTHER_VM
 from .kvm_6_18_machine import Kvm618Machine
+from .kvm_6_18_swapin import readback_lines
 
 PROFILE = ("kvm_6_18_machine_epyc", "profile_b.toml")
 #: the profile that measured the host's price of a fresh THP (the same boot, 3 hours later), and the
@@ -243,22 +244,11 @@ class Kvm618MachineEpyc(Kvm618Machine):
             cells = "".join(f" {r.value:>7.3g} {100 * r.sd / r.value:>4.0f}%" for r in part.itertuples())
             lines.append(f"{key:<14} {part['unit'].iloc[0]:<4}{cells}")
         lines.append("value and the rounds' relative sd; a, b: two profiles of one boot")
-        c = pd.DataFrame(self.swapin_carried())
-        carried = [f"{'swap-in KiB/s, 1 process, 256M, lzo-rle':<40} {'4K':>8} {'64K':>8}"]
-        for label, part in c.groupby("model", sort=False):
-            errs = "".join(f" {e:>+7.1f}%" for e in part.sort_values("folio_kb")["error_pct"])
-            carried.append(f"{label:<40}{errs}")
-        meas = "".join(f" {v / 1e3:>7.0f}k" for v in c.drop_duplicates("folio_kb").sort_values("folio_kb")["measured"])
-        carried.append(f"{'measured here (3 runs each)':<40}{meas}")
+        carried = readback_lines(self.swapin_carried(), "swap-in KiB/s, 1 process, 256M, lzo-rle",
+                                 "measured here (3 runs each)")
         carried.append("error of the prediction; the Xeon fit: kvm_6_18_swapin's free costs")
-        e = pd.DataFrame(self.swapin_measured_here())
-        carried.append("")
-        carried.append(f"{'again after profile_e (23:51 UTC)':<40} {'4K':>8} {'64K':>8}")
-        for label, part in e.groupby("model", sort=False):
-            errs = "".join(f" {x:>+7.1f}%" for x in part.sort_values("folio_kb")["error_pct"])
-            carried.append(f"{label:<40}{errs}")
-        meas = "".join(f" {v / 1e3:>7.0f}k" for v in e.drop_duplicates("folio_kb").sort_values("folio_kb")["measured"])
-        carried.append(f"{'measured (3 runs each)':<40}{meas}")
+        carried += [""] + readback_lines(self.swapin_measured_here(), "again after profile_e (23:51 UTC)",
+                                         "measured (3 runs each)")
         carried.append("profile_e's swap-in probe: lzo-rle's decompression of usemem's")
         carried.append("data and do_swap_page's per-folio work, measured")
         w = self.warmed()

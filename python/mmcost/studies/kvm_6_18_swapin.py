@@ -81,6 +81,19 @@ def readback_errors(runs: pd.DataFrame, models, metric: str = THROUGHPUT) -> lis
     return out
 
 
+def readback_lines(rows: list[dict], title: str, measured_label: str, width: int = 40) -> list[str]:
+    """:func:`readback_errors`' rows as 80-column text: a line of errors per model, then the measured means."""
+    from ..metrics import folio_label
+
+    t = pd.DataFrame(rows)
+    sizes = sorted(t["folio_kb"].unique())
+    lines = [f"{title:<{width}}" + "".join(f" {folio_label(kb):>8}" for kb in sizes)]
+    for label, part in t.groupby("model", sort=False):
+        lines.append(f"{label:<{width}}" + "".join(f" {e:>+7.1f}%" for e in part.sort_values("folio_kb")["error_pct"]))
+    meas = "".join(f" {v / 1e3:>7.0f}k" for v in t.drop_duplicates("folio_kb").sort_values("folio_kb")["measured"])
+    return lines + [f"{measured_label:<{width}}{meas}"]
+
+
 def _size(kb) -> str:
     return f"{int(kb) // 1024}M" if int(kb) >= 1024 else f"{int(kb)}K"
 
@@ -337,14 +350,9 @@ class Kvm618Swapin(Study):
     def second_vm_text(self) -> str:
         from ..swap.model import SWAPIN_PROFILES
 
-        lines = [f"{'KiB/s a process, 1 process, lzo-rle':<36} {'4K':>8} {'64K':>8}"]
-        for metric, what in ((THROUGHPUT, "read-back"), ("usemem_throughput_kib_s", "write phase")):
-            t = pd.DataFrame(self.second_vm(metric))
-            first = t[t["model"] == t["model"].iloc[0]].sort_values("folio_kb")
-            lines.append(f"{what + ', measured (mean of 3)':<36}" + "".join(f" {v:>8.0f}" for v in first["measured"]))
-            for label, part in t.groupby("model", sort=False):
-                lines.append(f"{'  ' + label:<36}" + "".join(f" {e:>+7.1f}%"
-                                                             for e in part.sort_values("folio_kb")["error_pct"]))
+        lines = readback_lines(self.second_vm(), "read-back KiB/s, 1 process, lzo-rle", "measured (3 runs each)")
+        lines += [""] + readback_lines(self.second_vm("usemem_throughput_kib_s"), "its write phase, KiB/s",
+                                       "measured (3 runs each)")
         from .. import cpu_models, datasets
         from ..measure import profile as P
 
