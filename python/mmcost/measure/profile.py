@@ -33,7 +33,7 @@ tlb_refill_ns         one refill miss after a full flush of the mm: a pointer   
                       the extra time per flush, less the flush's own, per page
 swapin_us_per_fault   a swap-in fault without reclaim, per compressor and folio    ``decompress_us_per_page``
 @<size>               size (4K, 16K, 64K): usemem's data swapped out to a zram     (the slope per page,
-                      of the run's own by MADV_PAGEOUT and read back              less its other work);
+                      of the run's own by MADV_PAGEOUT and read back               less its other work);
                       (``swapin``)                                                 the intercept, less
                                                                                    the fault's, is
                                                                                    :func:`swapin_per_folio`
