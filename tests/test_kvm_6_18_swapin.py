@@ -199,3 +199,23 @@ def test_the_study_is_a_member_of_the_joint_fit():
     assert keys["swapin_us_per_folio"][0] == "swapin_us_per_folio@era:6"
     # keyed by the machine the profile was measured on (its boot_id), not by the file's name
     assert keys["decompress_us_per_page"][0].startswith("decompress_us_per_page@cpu:boot:1901ae91|")
+
+
+def test_madvise_pageout_on_the_second_vm_is_the_model_s_swap_out_at_64k():
+    """MADV_PAGEOUT timed by the second VM's profile (second_vm_profile_b): at 64K, where the per-page
+    work (the zram write, measured by the same profile) is most of a folio's, the model's
+    shrink_folio_list without the LRU scan (swap.paths.madvise_pageout_us), nothing fitted, is within 5%
+    for each compressor (-0.6%, -1.1%, -4.5%)."""
+    t = STUDY.second_vm_pageout()
+    assert set(t["compressor"]) == {"lzo-rle", "lzo", "lz4"} and set(t["folio_kb"]) == {4, 16, 64}
+    assert (t[t["folio_kb"] == 64]["error_pct"].abs() <= 5).all()
+
+
+@pytest.mark.xfail(strict=True, reason="known miss: the model's per-folio swap-out work at one task is 2.7 us "
+                   "where MADV_PAGEOUT measures 0.4-1.2 (4K: +15% to +19%): the swap slot's hold at its prior, "
+                   "1.0 us, is lines moved from another CPU's cache, which one task alone does not pay, and the "
+                   "local flush before pageout with its refill walks costs 0.8 us; issue 35's per-folio split")
+def test_madvise_pageout_on_the_second_vm_is_the_model_s_swap_out_at_4k():
+    """The same at 4K, where a folio's fixed work weighs most: within 10%."""
+    t = STUDY.second_vm_pageout()
+    assert (t[t["folio_kb"] == 4]["error_pct"].abs() <= 10).all()

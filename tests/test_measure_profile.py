@@ -360,7 +360,7 @@ def test_swapin_faults_are_timed_per_folio_and_a_size_that_fell_back_is_noted(mo
         # 4K and 16K come back in folios of their size; 64K comes back as 4K pages (one fault a page)
         faults = {4: pages, 16: pages // 4, 64: pages}[m.kb]
         lines = [f"round={r} bytes={nbytes} pswpout_pages={pages} pswpin_pages={pages} majflt={faults} "
-                 f"read_us={faults * (5.0 + r)}\n" for r in range(3)]
+                 f"read_us={faults * (5.0 + r)} pageout_us={pages * (7.0 + r)}\n" for r in range(3)]
         return subprocess.CompletedProcess(cmd, 0, stdout="".join(lines), stderr="")
 
     prof = P.Profile({})
@@ -368,8 +368,12 @@ def test_swapin_faults_are_timed_per_folio_and_a_size_that_fell_back_is_noted(mo
     # each compressor's device is the only swap while it is measured: swapped off and removed before the next
     assert m.log == [("make", "lz4", 64 << 20, True), ("drop", "swapon", "/dev/zram7"), ("drop", "zram", 7),
                      ("make", "lzo", 64 << 20, True), ("drop", "swapon", "/dev/zram7"), ("drop", "zram", 7)]
-    assert sorted(prof.per_compressor["lz4"]) == ["swapin_us_per_fault@16K", "swapin_us_per_fault@4K"]  # 64K fell back
+    assert sorted(prof.per_compressor["lz4"]) == ["pageout_us_per_folio@16K", "pageout_us_per_folio@4K",
+                                                  "swapin_us_per_fault@16K", "swapin_us_per_fault@4K"]  # 64K fell back
     assert prof.per_compressor["lz4"]["swapin_us_per_fault@16K"].value == pytest.approx(6.0)  # the median round
+    # the pageout's time over the folios swapped out: 2048 pages in 512 16K folios, 8 us a page in the median round
+    assert prof.per_compressor["lz4"]["pageout_us_per_folio@16K"].value == pytest.approx(4 * 8.0)
+    assert sorted(P.swapin_sizes(prof.per_compressor["lz4"], "pageout_us_per_folio")) == [4, 16]
     assert any("lz4 64K" in n and "not kept" in n for n in prof.notes)
     assert sorted(P.swapin_sizes(prof.per_compressor["lzo"])) == [4, 16]
 

@@ -50,8 +50,11 @@
 //     writes synchronously), then read back one word per 4 KiB page in
 //     address order: each fault is do_swap_page (mm/memory.c) with the zram
 //     read and decompression in it (SWP_SYNCHRONOUS_IO). Per round
-//     pswpout_pages / pswpin_pages (/proc/vmstat), majflt (getrusage) and
-//     read_us, the read-back's wall time; the caller divides by the folios.
+//     pswpout_pages / pswpin_pages (/proc/vmstat), majflt (getrusage),
+//     read_us, the read-back's wall time, and pageout_us, the madvise's:
+//     shrink_folio_list's swap-out of every folio without the LRU scan or
+//     the reference check (reclaim_pages passes ignore_references); the
+//     caller divides by the folios.
 //   refill BYTES [--stride S] [--cold BYTES] [--evict BYTES] [--huge] [--cold-4k] [--flush-every K] [--ops N] [--rounds R] [--cpu C]
 //     The price of refilling the TLB after a full flush. A dependent pointer
 //     chase (one node per 4 KiB page, or per --stride S pages so that each
@@ -593,7 +596,9 @@ int swapin(const Options& o) {
     auto* words = reinterpret_cast<unsigned long*>(p);
     for (std::size_t w = 0; w < bytes / sizeof(unsigned long); ++w) words[w] = w;  // usemem's data
     const long long out0 = vmstat("pswpout");
+    const double p0 = now_s();
     if (madvise(p, bytes, MADV_PAGEOUT) != 0) die("madvise(MADV_PAGEOUT)");
+    const double pageout = now_s() - p0;
     const long long out1 = vmstat("pswpout"), in0 = vmstat("pswpin");
     rusage u0{}, u1{};
     getrusage(RUSAGE_SELF, &u0);
@@ -604,8 +609,9 @@ int swapin(const Options& o) {
     getrusage(RUSAGE_SELF, &u1);
     const long long in1 = vmstat("pswpin");
     if (munmap(raw, span) != 0) die("munmap");
-    std::printf("round=%ld bytes=%ld pswpout_pages=%lld pswpin_pages=%lld majflt=%ld read_us=%.1f check=%lu\n", r,
-                bytes, out1 - out0, in1 - in0, u1.ru_majflt - u0.ru_majflt, read * 1e6, sum & 1);
+    std::printf("round=%ld bytes=%ld pswpout_pages=%lld pswpin_pages=%lld majflt=%ld read_us=%.1f pageout_us=%.1f "
+                "check=%lu\n", r, bytes, out1 - out0, in1 - in0, u1.ru_majflt - u0.ru_majflt, read * 1e6, pageout * 1e6,
+                sum & 1);
     std::fflush(stdout);
   }
   return 0;

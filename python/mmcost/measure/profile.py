@@ -38,6 +38,9 @@ swapin_us_per_fault   a swap-in fault without reclaim, per compressor and folio 
                                                                                    the fault's, is
                                                                                    :func:`swapin_per_folio`
                                                                                    (SwapInModel's prior)
+pageout_us_per_folio  madvise(MADV_PAGEOUT)'s time per folio swapped out, before   checks
+@<size>               each swap-in round (``swapin``): shrink_folio_list without   :func:`mmcost.swap.paths.madvise_pageout_us`
+                      the LRU scan
 compress_us_per_page  zram_write_page's CPU per 4 KiB page of usemem's data, per   ``compress_us_per_page``
 compression_ratio     compressor, through a private zram device (O_DIRECT)         ``compression_ratio``
 ====================  ===========================================================  =====================
@@ -409,12 +412,18 @@ def swapin_name(kb: int) -> str:
     return f"swapin_us_per_fault@{kb}K"
 
 
-def swapin_sizes(costs: dict[str, Cost]) -> dict[int, dict[str, Cost]]:
-    """A compressor's swap-in faults, per folio size: {kb: {"swapin_us_per_fault": Cost}}."""
+def pageout_name(kb: int) -> str:
+    """A compressor's cost name for MADV_PAGEOUT's time per ``kb`` KiB folio swapped out."""
+    return f"pageout_us_per_folio@{kb}K"
+
+
+def swapin_sizes(costs: dict[str, Cost], name: str = "swapin_us_per_fault") -> dict[int, dict[str, Cost]]:
+    """A compressor's per-size costs ``name`` (its swap-in faults, or its
+    pageouts), per folio size: {kb: {name: Cost}}."""
     out = {}
-    for name, c in costs.items():
-        if name.startswith("swapin_us_per_fault@"):
-            out[int(name.split("@")[1].removesuffix("K"))] = {"swapin_us_per_fault": c}
+    for key, c in costs.items():
+        if key.startswith(name + "@"):
+            out[int(key.split("@")[1].removesuffix("K"))] = {name: c}
     return out
 
 
@@ -435,7 +444,7 @@ def measure_swapin(profile: Profile, m, rounds: int, nbytes: int = 64 << 20, com
         for kb in [k for k in SWAPIN_SIZES if k == 4 or k in offered]:
             m.set_mthp(kb)
             rows = run_probe("swapin", nbytes, "--rounds", rounds,
-                             keys=("pswpout_pages", "pswpin_pages", "majflt", "read_us"), runner=runner)
+                             keys=("pswpout_pages", "pswpin_pages", "majflt", "read_us", "pageout_us"), runner=runner)
             pages = nbytes // 4096
             per_fault = kb // 4
             bad = [r for r in rows if r["pswpout_pages"] < 0.99 * pages or r["pswpin_pages"] < 0.99 * pages
@@ -451,6 +460,11 @@ def measure_swapin(profile: Profile, m, rounds: int, nbytes: int = 64 << 20, com
                       f"enabled), swapped out by MADV_PAGEOUT to a zram swap of the run's own ({comp}) and read "
                       "back one word a page: the read-back's time per fault")
             profile.per_compressor.setdefault(comp, {})[swapin_name(kb)] = Cost.of(swapin_name(kb), us, "us", method)
+            out = np.array([r["pageout_us"] / (r["pswpout_pages"] / per_fault) for r in rows])
+            profile.per_compressor[comp][pageout_name(kb)] = Cost.of(
+                pageout_name(kb), out, "us", f"mmcost-probe swapin: madvise(MADV_PAGEOUT) of {nbytes >> 20} MiB of "
+                f"usemem's data in {kb}K folios to a zram swap of the run's own ({comp}), its time per folio swapped "
+                "out (reclaim_pages -> shrink_folio_list, ignoring references; no LRU scan)")
         m.drop("swapon", f"/dev/zram{zid}")
         m.drop("zram", zid)
 

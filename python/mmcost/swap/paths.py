@@ -828,6 +828,24 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
     return d
 
 
+def madvise_pageout_us(m, kb: int) -> float:
+    """The caller's time to swap out one folio of ``kb`` KiB by
+    ``madvise(MADV_PAGEOUT)``, alone on the machine (what ``mmcost-probe
+    swapin`` times): ``madvise_cold_or_pageout_pte_range`` isolates the folio
+    (``folio_isolate_lru``: one hold of the LRU lock) and ``reclaim_pages`` ->
+    ``reclaim_folio_list`` runs ``shrink_folio_list`` with ignore_references
+    (v6.9 on: no rmap walk for young bits), then :func:`swap_out`'s reclaim
+    side whole: the unmap, the swap slot and cache, the device's write, the
+    free. Every ``us`` key of :data:`HOLDS` on the reclaim side, but no LRU
+    scan and no remote CPU's time. ``m`` at its kernel speed
+    (``SwapModel.at_kernel_speed``), as every path here."""
+    pages = kb // PAGE_KB
+    d = swap_out(m, kb, whole=True, dirty=True)
+    scan = lru_scan(m, pages, 1 if kb == PMD_KB else pages)
+    own = [k for k, (unit, _) in HOLDS.items() if unit == "us" and k not in PER_WRITTEN and k != "targets" and k in d]
+    return sum(d[k] for k in own) - scan["cpu"] - d["lru"] + m.lru_hold_us_per_folio
+
+
 def split_pmd_thp(m, pages: int, by_kswapd: bool = False) -> tuple[dict, float]:
     """The flush and the rmap walks of splitting a PMD-mapped THP of
     ``pages`` pages (``split_huge_page_to_list``, mm/huge_memory.c, from
