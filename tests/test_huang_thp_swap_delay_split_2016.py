@@ -44,7 +44,7 @@ def test_base_kernel_predicted_within_the_stated_tolerances():
     assert 0.5 < share["predicted"] / share["published"] < 2.0
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: base throughput predicted 8.6% high with seed 004's costs, "
+@pytest.mark.xfail(strict=True, reason="known miss: base throughput predicted 10.9% high with seed 004's costs, "
                    "published stddev 1%")
 def test_base_throughput_within_2_sigma():
     h, n = STUDY.counts()["hits"], STUDY.counts()["held_out"]
@@ -65,11 +65,11 @@ def test_the_delay_split_gains_and_the_tree_lock_stays_the_bottleneck():
         assert locks["swapcache"]["utilization"] > 0.9, variant
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: the delay split's gain +21.0% predicted for +10.6% throughput "
-                   "(10.4 points): the model's tree-lock hold falls 18% a page and its insert site spins more "
-                   "(16% -> 21%) where the published one spins less (9.8% -> 6.7%); swap-out +13.6% for +12.1% and "
-                   "the job's time -11.9% for -7.9%, within 10 points")
 def test_the_delay_split_gain_within_10_points():
+    """Issue 35's target, from seed 004's costs with nothing fitted here: the throughput gain +20.6% for
+    +10.6% (9.97 points: met by a hair since an allocation's hold prices its moved lines only when
+    another CPU held the lock last, swap.paths.slot_hold_us; +21.0% before) and swap-out +14.0% for
+    +12.1%. The insert site still spins more in the model where the published one spins less."""
     held = STUDY.held_out()
     change = held[held["metric"].isin(["vm_scalability_throughput_kib_s_change_pct", "swapout_kib_s_change_pct"])]
     assert (change["error"].abs() <= 10).all()

@@ -96,8 +96,8 @@ from .huang_thp_swap_delay_split_2016 import HuangThpSwapDelaySplit2016
 
 class HuangThpSwapDelaySplitV8(HuangThpSwapDelaySplit2016):
     id = "huang_thp_swap_delay_split_v8_2017"
-    miss = ("the base 48% fast (10.4 GB/s for 7.0: the split path lacks ~2 us a page); the delay split's gain "
-            "+9.2% for +21.2%, swap-out +8.6% for +14.9%, the job's time -7.9% for -16.2% (IPC +22%, the same "
+    miss = ("the base 49% fast (10.5 GB/s for 7.0: the split path lacks ~2 us a page); the delay split's gain "
+            "+9.3% for +21.2%, swap-out +8.7% for +14.9%, the job's time -8.0% for -16.2% (IPC +22%, the same "
             "instructions a page: no mechanism here)")
     kernel = "4.11"
 

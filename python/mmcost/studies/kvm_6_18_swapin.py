@@ -402,16 +402,15 @@ class Kvm618Swapin(Study):
             "Its second profile (second_vm_profile_b.toml, 40 minutes on) timed",
             "the MADV_PAGEOUT before each read-back: shrink_folio_list's swap-out",
             "without the LRU scan, one task alone. The model, nothing fitted,",
-            f"has the work per page within {page_err:.0f}% (the zram write measured), but",
-            f"{np.median(per_folio['model']):.1f} us a folio where {min(per_folio['measured']):.1f}-"
-            f"{max(per_folio['measured']):.1f} is measured: at {folio_label(min(sizes))} it is "
-            f"{small.min():.0f}-{small.max():.0f}% dear,",
-            "as the write phase above. Its per-folio parts at one task: the swap",
-            f"slot's hold at its prior, {m.slot_hold_us_per_acquisition:.1f} us (lines moved from the last",
-            "holder's CPU: none here), the local full flush before pageout,",
+            f"has the work per page within {page_err:.0f}% (the zram write measured) and",
+            f"{np.median(per_folio['model']):.1f} us a folio where {min(per_folio['measured']):.2f}-"
+            f"{max(per_folio['measured']):.2f} is measured ({folio_label(min(sizes))}: "
+            f"{small.min():+.0f}% to {small.max():+.0f}%):",
+            f"the swap slot's own hold, {m.slot_hold_us_per_acquisition:.2f} us at this kernel speed (one task",
+            "moves no lines from another CPU: swap.paths.slot_hold_us), the local",
+            f"full flush before pageout, "
             f"{float(flush(m.set(refill_pages_per_full_flush=0.0), 1, 1, True)['sender']):.2f} us, and "
-            f"reclaim_us_per_folio, {m.reclaim_us_per_folio:.1f} us at this kernel",
-            "speed."]
+            f"reclaim_us_per_folio, {m.reclaim_us_per_folio:.2f} us."]
 
     def second_vm_text(self) -> str:
         from ..swap.model import SWAPIN_PROFILES
@@ -433,9 +432,10 @@ class Kvm618Swapin(Study):
             f"study fits {fit.params['swapin_us_per_folio']:.2f}; the EPYC guest's probe, {epyc}: {epyc_folio:.2f}) and",
             f"lzo-rle's decompression at {here.decompress_us_per_page:.1f} us a page (this study fits "
             f"{fit.params['decompress_us_per_page']:.1f}).",
-            "Its own profile predicts the write phase too slow as well: the",
-            "swap-out's per-folio work (below), not the swap-in, is most of its",
-            "miss. The costs fitted here carry to it.",
+            "Its own profile predicts the 4K write phase too slow as well: the",
+            "swap-out, not the swap-in, is most of its miss, and of the swap-out",
+            "the LRU scan and reference check (MADV_PAGEOUT below skips them).",
+            "The costs fitted here carry to it.",
             ""] + self._pageout_lines())
 
 

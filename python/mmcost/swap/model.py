@@ -82,10 +82,11 @@ def _compressor_priors(data: str) -> dict[str, tuple[str, float]]:
 #: compression with zram's and zs_malloc's work, which its zram write includes), lines moved between
 #: CPUs (the hardware's: ``lock_line_us``, ``lru_line_us``, ``free_line_us``, ``cold_line_us``, and the
 #: holds whose priors are lines moved: ``memcg_charge_hold_us``, ``swap_avail_hold_us``,
-#: ``slot_hold_us_per_acquisition``, ``zone_lock_hold_us``) and user time. ``add_to_swap_us_per_folio``
+#: ``zone_lock_hold_us``) and user time. The slot lock's own work is in it; the lines its section moves
+#: (``lock_line_us``, swap.paths.slot_hold_us) are not. ``add_to_swap_us_per_folio``
 #: is a part of ``reclaim_us_per_folio`` and scales with it.
 KERNEL_PATH_FIELDS = ("reclaim_us_per_folio", "reclaim_us_per_page", "lru_hold_us_per_folio", "reference_us_per_folio",
-                      "reference_us_per_page", "slot_us_per_slot", "swapcache_us_per_folio", "swapcache_us_per_page",
+                      "reference_us_per_page", "slot_hold_us_per_acquisition", "slot_us_per_slot", "swapcache_us_per_folio", "swapcache_us_per_page",
                       "tag_hold_us_per_page", "split_us_per_page", "swap_map_hold_us", "swap_free_us_per_page",
                       "page_free_us_per_page", "zs_free_hold_us", "add_to_swap_us_per_folio", "brd_alloc_us_per_page",
                       "brd_xa_hold_us", "io_submit_us_per_io")
@@ -348,13 +349,15 @@ class SwapModel(Mechanism):
                                "Linux Symposium 2012, sec. 3)"),
         doc="per acquisition of the LRU lock, the lines the previous holder (another writer) moved")
     slot_hold_us_per_acquisition: float = knob(
-        1.0, unit="us", upper=100.0,
-        prior=Prior(1.0, 0.6, "get_swap_pages -> scan_swap_map_slots / swap_alloc_cluster under si->lock write "
-                              "swap_info_struct fields (cluster_next, lowest_bit, highest_bit, inuse_pages, "
-                              "cluster lists): several cache lines that sit on the previous holder's core when "
-                              "the lock is busy, 100-200 ns each on a server mesh (Boyd-Wickizer et al., Linux "
-                              "Symposium 2012, sec. 3: a contended section's data moves with its lock)"),
-        doc="per allocation under si->lock, whatever it allocates (a cache refill, one page, a large folio)")
+        0.2, unit="us", upper=100.0,
+        prior=Prior(0.2, 0.15, "the holder's own work per acquisition of the swap allocation lock, in lines it "
+                               "already has: the lock and unlock (two atomics), get_swap_pages -> "
+                               "scan_swap_map_slots / cluster_alloc_range finding the slot and updating the "
+                               "cluster's count and the device's counters (mm/swapfile.c): a few hundred ns; the "
+                               "lines a contended section moves are mmcost.swap.paths.slot_hold_us's, at "
+                               "lock_line_us each (together the old prior, 1.0 us, under contention)"),
+        doc="per allocation under si->lock or a cluster's lock, whatever it allocates (a cache refill, one page, "
+            "a large folio), besides the lines moved from the last holder's CPU (swap.paths.slot_hold_us)")
     slot_us_per_slot: float = knob(
         0.03, unit="us", upper=10.0,
         prior=Prior(0.03, 0.02, "per slot scanned and taken: one swap_map byte (SWAP_HAS_CACHE) and the "
@@ -479,7 +482,8 @@ class SwapModel(Mechanism):
                               "Intel Haswell-EP architecture', ICPP 2015); the lines each section moves are "
                               "mmcost.swap.paths.TREE_LOCK_LINES and SWAP_MAP_LINES"),
         doc="per cache line moved with a contended lock's section: the swap cache's tree_lock where it is one "
-            "station (to v4.10) and si->lock's swap_map sections (swap_map_lock='si_lock', to v4.10)")
+            "station (to v4.10), si->lock's swap_map sections (swap_map_lock='si_lock', to v4.10) and the swap "
+            "allocation's (swap.paths.slot_hold_us)")
     add_to_swap_us_per_folio: float = knob(
         0.3, unit="us", upper=100.0,
         prior=Prior(0.3, 0.15, "add_to_swap outside its locks (mm/swap_state.c, v4.8-v4.13): get_swap_page's "
@@ -610,8 +614,7 @@ class SwapModel(Mechanism):
         """The writers' lock network within what one exact MVA solves at once
         (:data:`mmcost._validate.MAX_STATIONS`, ``MAX_NETWORK_CELLS``): the
         stations the rows of :mod:`mmcost.swap.stations` make, one per lock partition."""
-        per_cluster = self.switch("swap_alloc_lock") == "per_cluster"
-        slots = self.slot_lock_partitions or ((self.cpus or self.writers) if per_cluster else 1)
+        slots = paths.slot_partitions(self)
         stations = (self.nodes * (self.memcgs if self.switch("lru_lock_scope") == "lruvec" else 1) + slots
                     + self.nodes + (self.switch("swapcache_lock_partitions") or 0) + self.zs_size_classes + 8)
         why = "stations of one lock network: LRU locks (numa_nodes x memcgs), swap allocation locks, zsmalloc classes"

@@ -597,6 +597,35 @@ def lru_lock_sharers(m) -> float:
     return max(1.0, m.running / parts)
 
 
+#: cache lines a swap allocation's section writes that the last holder of its lock, when another CPU,
+#: wrote last (read off the source): si->lock's era (to v6.13, scan_swap_map_slots) writes the lock word,
+#: swap_info_struct's allocation fields (cluster_next, lowest_bit, highest_bit, inuse_pages: adjacent
+#: ints, one line), the swap_map bytes' line and the cluster's swap_cluster_info: 4; a per-cluster
+#: lock's (v6.14 on: cluster_alloc_range under ci->lock) the same lines of one cluster
+SLOT_LINES = 4
+
+
+def slot_partitions(m) -> int:
+    """Swap allocation locks: si->lock, one per device, to v6.13; from v6.14 a cluster's
+    lock on each CPU's own cluster (``slot_lock_partitions`` overrides)."""
+    return m.slot_lock_partitions or ((m.cpus or m.writers) if m.switch("swap_alloc_lock") == "per_cluster" else 1)
+
+
+def slot_hold_us(m):
+    """One acquisition of a swap allocation lock: the holder's own work
+    (``slot_hold_us_per_acquisition``) and the :data:`SLOT_LINES` lines the
+    last holder wrote, fetched from its cache (``lock_line_us``) when that
+    was another CPU: (n - 1)/n of the time with n running writers on the
+    lock (:func:`slot_partitions`; the lines of a contended section move
+    with its lock: Boyd-Wickizer et al., Linux Symposium 2012, sec. 3). One
+    task alone, or each CPU on its own cluster (v6.14 on), moves none:
+    MADV_PAGEOUT by one task on 6.18 measures 0.35-1.24 us a folio of fixed
+    swap-out work (kvm_6_18_swapin's second VM), where a 1.0 us hold alone
+    was the prior."""
+    n = maximum(1.0, m.running / slot_partitions(m))
+    return m.slot_hold_us_per_acquisition + SLOT_LINES * (n - 1) / n * m.lock_line_us
+
+
 def scans_per_folio(m) -> tuple[float, float, float]:
     """(rmap walks, scans under the LRU lock, young PTE clears as a share of
     the folio's entries) per folio reclaimed, with ``referenced_share`` r of
@@ -731,7 +760,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
     batched = bool(m.switch("batched_unmap_flush"))
     slot_cache = bool(m.switch("slot_cache"))
     si_era = m.switch("swap_alloc_lock") == "si_lock"
-    hold = m.slot_hold_us_per_acquisition
+    hold = slot_hold_us(m)
     units = 1 if whole else pages  # folios entering the swap cache, slot allocations, I/Os
     if whole and pages > 1:  # one contiguous allocation for the folio
         calls, slot = 1.0, hold + pages * m.slot_us_per_slot
@@ -930,7 +959,7 @@ def delay_split(m, split: dict, pages: int) -> dict[str, float]:
     si_era = m.switch("swap_alloc_lock") == "si_lock"
     moved = m.lock_line_us if m.switch("swapcache_lock_partitions") else 0.0
     d = dict(split)
-    d["slot"] = m.slot_hold_us_per_acquisition + pages * m.slot_us_per_slot
+    d["slot"] = slot_hold_us(m) + pages * m.slot_us_per_slot
     d["avail"] = m.swap_avail_hold_us if si_era else 0.0
     d["cache_insert"] = (m.swapcache_us_per_folio + pages * m.swapcache_us_per_page) / 2 \
         + TREE_LOCK_LINES["__add_to_swap_cache"] * moved
@@ -952,7 +981,7 @@ def swap_out_sized(m, kb: int, by_kswapd: bool = False, dirty: bool = True) -> d
         if not any_of(f != 0):
             return one
         split = swap_out(m, kb, False, by_kswapd, dirty)
-        split["slot"] += m.slot_hold_us_per_acquisition  # the failed contiguous scan
+        split["slot"] += slot_hold_us(m)  # the failed contiguous scan
         return {k: (1 - f) * one[k] + f * split[k] for k in one}
     if kb == PMD_KB and m.switch("thp_swap_delay_split"):
         return delay_split(m, swap_out(m, kb, False, by_kswapd, dirty), pages)
@@ -1028,8 +1057,7 @@ def slot_free(m) -> tuple[str | None, float]:
     frees it (``swap_entry_range_free`` under ``ci->lock``: CPU work)."""
     if m.switch("swap_alloc_lock") == "si_lock":
         batch = SLOT_CACHE_BATCH if m.switch("slot_cache") else 1
-        return ("slot_free_batched" if batch > 1 else "slot_free"), m.slot_hold_us_per_acquisition / batch + \
-            m.slot_us_per_slot
+        return ("slot_free_batched" if batch > 1 else "slot_free"), slot_hold_us(m) / batch + m.slot_us_per_slot
     return None, 0.0
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..lanes import any_of
 from ..locks import Critical, Dist, Lock, LockSystem, Work
-from .paths import PER_WRITTEN
+from .paths import PER_WRITTEN, slot_partitions
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,6 @@ class Station:
     cpu_if_absent: tuple[str, ...] = ()
 
 
-def _slot_partitions(m) -> int:
-    return m.slot_lock_partitions or ((m.cpus or m.writers) if m.switch("swap_alloc_lock") == "per_cluster" else 1)
-
-
 def _lru_partitions(m) -> int:
     return m.nodes * (m.memcgs if m.switch("lru_lock_scope") == "lruvec" else 1)
 
@@ -89,7 +85,7 @@ WRITERS: tuple[Station, ...] = (
              # a swap-in's slot freed (mmcost.swap.paths.slot_free), before v6.14
              Site("swapcache_free_entries", ("slot_free_batched",), "always"),
              Site("swap_entry_free", ("slot_free",), "always")),
-            partitions=_slot_partitions),
+            partitions=slot_partitions),
     Station("swap_avail_lock", "the global swap_avail_lock (get_swap_pages, to v6.13)", "spinlock",
             (Site("get_swap_pages_avail", ("avail",)),)),
     Station("zone_lock", "zone->lock, one ZONE_NORMAL per node", "spinlock",
