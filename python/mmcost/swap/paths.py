@@ -863,7 +863,8 @@ def madvise_pageout_us(m, kb: int) -> float:
     swapin`` times): ``madvise_cold_or_pageout_pte_range`` isolates the folio
     (``folio_isolate_lru``: one hold of the LRU lock) and ``reclaim_pages`` ->
     ``reclaim_folio_list`` runs ``shrink_folio_list`` with ignore_references
-    (v6.9 on: no rmap walk for young bits), then :func:`swap_out`'s reclaim
+    (no rmap walk for young bits: "mm: madvise: pageout: ignore references
+    rather than clearing young", 2024; 6.18 has it), then :func:`swap_out`'s reclaim
     side whole: the unmap, the swap slot and cache, the device's write, the
     free. Every ``us`` key of :data:`HOLDS` on the reclaim side, but no LRU
     scan, no remote CPU's time and no refill walks after the flush (the
