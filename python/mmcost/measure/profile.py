@@ -642,6 +642,7 @@ def swapin_per_folio_prior(profile: Profile, base) -> tuple[float, float] | None
     work's priors taken off it, over the kernel speed, and the spread over
     the compressors (each measures the same work)."""
     from .. import cpu_models
+    from ..swap import SwapInModel
 
     inputs = swapin_inputs(profile, base)
     if inputs is None:
@@ -651,8 +652,6 @@ def swapin_per_folio_prior(profile: Profile, base) -> tuple[float, float] | None
              for costs in profile.per_compressor.values() if (p := swapin_parts(costs, *inputs)) is not None]
     if not folio:
         return None
-    from ..swap import SwapInModel
-
     fields = SwapInModel.__dataclass_fields__
     others = float(np.hypot.reduce([fields[n].metadata["knob"].prior.width for n in _SWAPIN_FOLIO_KNOBS]))
     value = float(np.median([v for v, _ in folio]))

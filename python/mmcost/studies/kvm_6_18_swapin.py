@@ -356,28 +356,30 @@ class Kvm618Swapin(Study):
         one folio by one task, no LRU scan). Columns: compressor, folio_kb, measured, model, error_pct."""
         from .. import datasets
         from ..measure import profile as P
-        from ..swap import SwapModel
         from ..swap.paths import madvise_pageout_us
 
-        path = str(datasets.path(self.id) / SECOND_VM_PAGEOUT)
-        fields = {**self._model_fields(), "cpu_model": path, "processes": 1, "swapped_share": 1.0}
         rows = []
-        for comp, costs in P.load(path).per_compressor.items():
+        for comp, costs in P.load(datasets.path(self.id) / SECOND_VM_PAGEOUT).per_compressor.items():
             for kb, c in sorted(P.swapin_sizes(costs, "pageout_us_per_folio").items()):
-                m = SwapModel(**fields, compressor=comp, folio_kb=kb)
-                model = float(madvise_pageout_us(m, kb))
+                model = float(madvise_pageout_us(self._pageout_model(comp, kb), kb))
                 measured = c["pageout_us_per_folio"].value
                 rows.append({"compressor": comp, "folio_kb": kb, "measured": measured, "model": model,
                              "error_pct": 100 * (model / measured - 1)})
         return pd.DataFrame(rows)
 
+    def _pageout_model(self, compressor: str, kb: int):
+        """SwapModel of one task swapping out on the second VM (``SECOND_VM_PAGEOUT``'s profile)."""
+        from .. import datasets
+        from ..swap import SwapModel
+
+        return SwapModel(**{**self._model_fields(), "cpu_model": str(datasets.path(self.id) / SECOND_VM_PAGEOUT),
+                            "processes": 1, "swapped_share": 1.0, "compressor": compressor, "folio_kb": kb})
+
     def _pageout_lines(self) -> list[str]:
         """:meth:`second_vm_pageout` as text: per compressor the measured and the model's time per
         folio, the line over the sizes (per folio, per 4 KiB page), and the model's per-folio parts."""
-        from .. import datasets
         from ..metrics import folio_label
-        from ..swap import SwapModel
-        from ..swap.paths import flush
+        from ..swap.paths import flush, slot_hold_us
 
         t = self.second_vm_pageout()
         sizes = sorted(t["folio_kb"].unique())
@@ -392,9 +394,8 @@ class Kvm618Swapin(Study):
                 per_page.setdefault(what, []).append(slope)
                 lines.append(f"{comp + ', ' + what:<24}" + "".join(f" {v:>6.2f}" for v in part[what])
                              + f" {intercept:>7.2f} {slope:>6.2f}")
-        m = SwapModel(**{**self._model_fields(), "cpu_model": str(datasets.path(self.id) / SECOND_VM_PAGEOUT),
-                         "processes": 1, "swapped_share": 1.0, "folio_kb": 4}).at_kernel_speed()
-        m = m.set(kernel_speed=1.0)  # (a raw scaled copy: set() makes it a model again)
+        # the per-folio parts as madvise_pageout_us prices them: at the kernel speed, no refill after the flush
+        m = self._pageout_model("lzo-rle", 4).set(refill_pages_per_full_flush=0.0).at_kernel_speed()
         small = t[t["folio_kb"] == min(sizes)]["error_pct"]
         page_err = 100 * np.max(np.abs(np.array(per_page["model"]) / np.array(per_page["measured"]) - 1))
         return lines + [
@@ -406,21 +407,20 @@ class Kvm618Swapin(Study):
             f"{np.median(per_folio['model']):.1f} us a folio where {min(per_folio['measured']):.2f}-"
             f"{max(per_folio['measured']):.2f} is measured ({folio_label(min(sizes))}: "
             f"{small.min():+.0f}% to {small.max():+.0f}%):",
-            f"the swap slot's own hold, {m.slot_hold_us_per_acquisition:.2f} us at this kernel speed (one task",
+            f"the swap slot's own hold, {float(slot_hold_us(m)):.2f} us at this kernel speed (one task",
             "moves no lines from another CPU: swap.paths.slot_hold_us), the local",
             f"full flush before pageout, "
-            f"{float(flush(m.set(refill_pages_per_full_flush=0.0), 1, 1, True)['sender']):.2f} us, and "
+            f"{float(flush(m, 1, 1, True)['sender']):.2f} us, and "
             f"reclaim_us_per_folio, {m.reclaim_us_per_folio:.2f} us."]
 
     def second_vm_text(self) -> str:
+        from .. import cpu_models, datasets
+        from ..measure import profile as P
         from ..swap.model import SWAPIN_PROFILES
 
         lines = readback_lines(self.second_vm(), "read-back KiB/s, 1 process, lzo-rle", "measured (3 runs each)")
         lines += [""] + readback_lines(self.second_vm("usemem_throughput_kib_s"), "its write phase, KiB/s",
                                        "measured (3 runs each)")
-        from .. import cpu_models, datasets
-        from ..measure import profile as P
-
         here, fit = self._second_vm_model(), self.fit()
         folder, epyc = SWAPIN_PROFILES[0]
         epyc_folio = P.swapin_per_folio(P.load(datasets.path(folder) / epyc), cpu_models.default_for("x86"))
