@@ -844,3 +844,15 @@ def test_a_guest_s_pv_tlb_flush_sends_no_ipi_to_a_preempted_vcpu():
         assert paths.flush(m, 1, 1, False)["shootdowns"] == pytest.approx(4.0, rel=1e-12)
     with pytest.raises(ValueError, match="preempted_share"):
         small(**base, preempted_share=-0.1)
+
+
+def test_a_slot_hold_moves_lines_only_when_another_cpu_held_the_lock_last():
+    """swap.paths.slot_hold_us by hand: one writer, or each CPU on its own cluster (v6.14 on), pays the
+    holder's own work alone; 8 writers on v4.7's one si->lock pay 4 lines 7 times in 8 as well."""
+    from mmcost.swap.paths import slot_hold_us
+
+    own, line = 0.2, 0.15
+    kw = dict(slot_hold_us_per_acquisition=own, lock_line_us=line)
+    assert slot_hold_us(small(processes=1, memcg_mb=512, kernel="4.7", **kw)) == pytest.approx(own)
+    assert slot_hold_us(small(processes=8, cpus=8, kernel="6.18", **kw)) == pytest.approx(own)
+    assert slot_hold_us(small(processes=8, cpus=8, kernel="4.7", **kw)) == pytest.approx(own + 4 * line * 7 / 8)
