@@ -30,7 +30,7 @@ def test_the_two_vms_costs_differ_beyond_one_vm_s_repeat():
         assert between > lo and between > 1.3 * within, cost
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: 12.9% at one process and 10.1% at two (9.7% and 9.8% while "
+@pytest.mark.xfail(strict=True, reason="known miss: 13.2% at one process and 10.1% at two (9.7% and 9.8% while "
                    "every swap allocation's hold was priced at a contended one's moved lines, 1.0 us: that excess "
                    "stood in for this VM's dearer per-folio kernel work, which its swap-in probe measures at 1.93 "
                    "generic us where the Xeon guests' is 0.02, and which kernel_speed, the fault path's, does not "

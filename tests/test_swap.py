@@ -256,15 +256,18 @@ def test_before_4_11_the_swap_map_counts_add_three_si_lock_holds_to_a_lone_write
     more times a 4K page besides scan_swap_map (try_to_unmap_one -> __swap_duplicate, swap_writepage ->
     try_to_free_swap -> page_swapcount, __remove_mapping -> swapcache_free -> swap_info_get), each h:
     the cycle is 3 h longer than the same kernel with them under the cluster lock (v4.11, 235b62176712).
-    h is the section's own work and the one line it moves (SWAP_MAP_LINES: the lock's)."""
+    h is the section's own work: alone on the lock it moves no line (SWAP_MAP_LINES, the lock's, comes
+    from another CPU only when one held it last), so a dearer line changes nothing."""
     own, line = 0.05, 0.2
-    h = own + line
+    h = own
 
     def per_folio_us(kernel):
         r = SwapModel(processes=1, bytes_per_process=2**30, memcg_mb=512, swap_device="brd", cpu_model="generic-x86",
                       kernel=kernel, swap_map_hold_us=own, lock_line_us=line).solve()
         return PAGE_KIB * 1e6 / r["swapout_kib_s"]
 
+    assert per_folio_us("4.10") - per_folio_us("4.10+swap_map_lock=cluster") == pytest.approx(3 * h, rel=1e-9)
+    line = 0.8
     assert per_folio_us("4.10") - per_folio_us("4.10+swap_map_lock=cluster") == pytest.approx(3 * h, rel=1e-9)
     assert per_folio_us("4.11") == pytest.approx(per_folio_us("4.11+swap_map_lock=cluster"), rel=1e-15)
 
@@ -273,14 +276,15 @@ def test_si_lock_utilisation_is_the_folio_rate_times_its_holds_in_each_era():
     """Utilisation law, U = X D, with D from the kernel by hand: v4.7 holds si->lock for the allocation
     (hold + one slot) and three swap_map operations (3 h) a 4K folio; v4.11 for a 64-slot cache refill
     (hold / 64 + one slot) and nothing else; the sites are the kernel's functions. An allocation's hold
-    is its own work and the 4 lines its section writes (SLOT_LINES), moved from the last holder's CPU
-    (n - 1)/n of the time with n writers on the one si->lock."""
-    from mmcost.swap.paths import SLOT_LINES
+    is its own work and the 4 lines its section writes (SLOT_LINES), a swap_map section's its own work
+    and the lock's line, each moved from the last holder's CPU (n - 1)/n of the time with n writers on
+    the one si->lock."""
+    from mmcost.swap.paths import SLOT_LINES, SWAP_MAP_LINES
 
     own, line, own_hold, slot = 0.05, 0.15, 0.2, 0.03
-    h = own + line  # a swap_map section: its own work and the lock's line
     n = small().running
-    assert SLOT_LINES == 4 and n > 1
+    assert SLOT_LINES == 4 and SWAP_MAP_LINES == 1 and n > 1
+    h = own + line * (n - 1) / n
     hold = own_hold + 4 * line * (n - 1) / n
     for kernel, demand, sites in (("4.7", hold + slot + 3 * h, MAP_SITES | {"get_swap_pages"}),
                                   ("4.11", hold / 64 + slot, {"get_swap_pages"})):
@@ -679,9 +683,12 @@ def _holds(m, kb=4):
 
 def test_tree_lock_holds_per_page_are_the_lines_each_site_moves():
     """v4.7 (one contended tree_lock per device): insert 2 lines, delete 3, each tag site 2 plus its walks
-    (mm/swap_state.c, mm/vmscan.c, mm/page-writeback.c); without the tags 5 lines a page instead of 9."""
-    S, P, L, T = 0.3, 0.2, 0.25, 0.1
-    kw = dict(swapcache_us_per_folio=S, swapcache_us_per_page=P, lock_line_us=L, tag_hold_us_per_page=T)
+    (mm/swap_state.c, mm/vmscan.c, mm/page-writeback.c); without the tags 5 lines a page instead of 9.
+    Each line comes from another CPU (n - 1)/n of the time with n writers on the lock."""
+    S, P, T = 0.3, 0.2, 0.1
+    n = small().running
+    L = 0.25 * (n - 1) / n  # a line's cost, as moved
+    kw = dict(swapcache_us_per_folio=S, swapcache_us_per_page=P, lock_line_us=0.25, tag_hold_us_per_page=T)
     tags = _holds(small(kernel="4.7", **kw))
     assert tags["cache_insert"] == pytest.approx(S / 2 + P / 2 + 2 * L)
     assert tags["cache_delete"] == pytest.approx(S / 2 + P / 2 + 3 * L)
@@ -707,12 +714,14 @@ def test_delay_split_allocates_and_inserts_once_per_thp():
     before = _holds(small(kernel="4.8", **kw), 2048)
     after = _holds(small(kernel="4.8+thp_swap_delay_split", **kw), 2048)
     n = small().running  # on si->lock, an allocation's 4 lines come from another writer (n - 1)/n of the time
-    hold = 1.0 + 4 * 0.25 * (n - 1) / n
+    moved = 0.25 * (n - 1) / n  # (and the tree lock's and swap_avail_lock's lines as well)
+    hold = 1.0 + 4 * moved
+    avail = 0.1 + moved
     assert before["slot"] == pytest.approx(512 * hold + 512 * 0.03)
     assert after["slot"] == pytest.approx(hold + 512 * 0.03)
-    assert (before["avail"], after["avail"]) == (pytest.approx(512 * 0.1), pytest.approx(0.1))
-    assert before["cache_insert"] == pytest.approx(512 * (0.15 + 0.1 + 2 * 0.25))
-    assert after["cache_insert"] == pytest.approx(0.15 + 512 * 0.1 + 2 * 0.25 + 511 * 0.12)
+    assert (before["avail"], after["avail"]) == (pytest.approx(512 * avail), pytest.approx(avail))
+    assert before["cache_insert"] == pytest.approx(512 * (0.15 + 0.1 + 2 * moved))
+    assert after["cache_insert"] == pytest.approx(0.15 + 512 * 0.1 + 2 * moved + 511 * 0.12)
     assert before["reclaim"] - after["reclaim"] == pytest.approx(511 * 0.4 + 511 * 0.12)
     for key in ("cache_delete", "tags", "map_dup", "map_count", "map_free", "lru", "targets"):
         assert after[key] == before[key], key  # the split, removals, tags and swap_map counts stay per page
@@ -735,7 +744,10 @@ def test_contended_tree_lock_simulation_agrees_with_mva():
     assert util > 0.6  # a contended case
     s = m.solve("simulated", ops=40_000, replications=6, seed=SEED, progress=False)
     q = [q for q in s.quantities if q.name == "swapout_kib_s"][0]
-    assert q.lo * 0.98 <= a["swapout_kib_s"] <= q.hi * 1.02  # the 99% interval, and 2% for the MVA's own error
+    # the 99% interval, and 3% for the MVA's own error: several call sites per lock take its residual-life
+    # approximation (mmcost.locks: "within 3%"), here 2.9-3.0% high (2.0-2.4% while the lines moved with
+    # si->lock, swap_avail_lock and the tree lock were charged to every acquisition, not (n - 1)/n of them)
+    assert q.lo * 0.97 <= a["swapout_kib_s"] <= q.hi * 1.03
 
 
 @pytest.mark.parametrize("field", ["lock_line_us", "add_to_swap_us_per_folio"])
@@ -856,3 +868,30 @@ def test_a_slot_hold_moves_lines_only_when_another_cpu_held_the_lock_last():
     assert slot_hold_us(small(processes=1, memcg_mb=512, kernel="4.7", **kw)) == pytest.approx(own)
     assert slot_hold_us(small(processes=8, cpus=8, kernel="6.18", **kw)) == pytest.approx(own)
     assert slot_hold_us(small(processes=8, cpus=8, kernel="4.7", **kw)) == pytest.approx(own + 4 * line * 7 / 8)
+
+
+def test_zone_and_swap_avail_holds_move_lines_only_when_another_cpu_held_the_lock_last():
+    """swap.paths.zone_hold_us and avail_hold_us by hand: a lone writer pays the section's own work;
+    8 writers on one node's zone->lock pay its 3 lines (the lock word, the order's free_area, the next
+    block's struct page) 7 times in 8, and on two nodes 3 of 4; swap_avail_lock (one for the machine)
+    moves its one line 7 times in 8."""
+    from mmcost.swap.paths import avail_hold_us, zone_hold_us
+
+    own, avail, line = 0.1, 0.03, 0.15
+    kw = dict(zone_lock_hold_us=own, swap_avail_hold_us=avail, lock_line_us=line, kernel="4.7")
+    one = small(processes=1, memcg_mb=512, **kw)
+    assert zone_hold_us(one) == pytest.approx(own) and avail_hold_us(one) == pytest.approx(avail)
+    eight = small(processes=8, cpus=8, **kw)
+    assert zone_hold_us(eight) == pytest.approx(own + 3 * line * 7 / 8)
+    assert zone_hold_us(eight.set(numa_nodes=2)) == pytest.approx(own + 3 * line * 3 / 4)
+    assert avail_hold_us(eight) == pytest.approx(avail + line * 7 / 8)
+
+
+def test_a_lone_writers_64k_folios_pay_the_buddy_allocators_own_work_only():
+    """A 64K folio (order 4: no per-CPU list keeps it) is allocated and freed under zone->lock; one writer
+    moves no line, so its zone holds are the own work alone, and more lines cost it nothing."""
+    cfg = dict(processes=1, memcg_mb=512, folio_kb=64, kernel="6.18", zone_lock_hold_us=0.1)
+    d = paths.swap_out_sized(small(**cfg), 64)
+    assert d["zone"] == pytest.approx(0.1) and d["zone_fault"] == pytest.approx(0.1)
+    a, b = (small(**cfg, lock_line_us=x).solve()["swapout_kib_s"] for x in (0.1, 0.4))
+    assert a == pytest.approx(b, rel=1e-12)

@@ -34,7 +34,7 @@ the swapped share from the base ratio over those windows (0.604 for the
 ratio 0.562: the exit, with the slot cache returning entries 64 at a time,
 is 0.08 of the loop).
 
-Known miss, the base: predicted at 10.4 GB/s [6.2, 15.2] for 7.0 (+48%).
+Known miss, the base: predicted at 10.5 GB/s [6.5, 14.7] for 7.0 (+49%).
 It was 6.4 GB/s (-9%) while the model split a PMD THP with 512 synchronous
 flushes and flushed each subpage again before its pageout, 1024 flush rounds
 a THP; the kernel takes 2 (:func:`mmcost.swap.paths.split_pmd_thp`: the PMD
@@ -59,10 +59,12 @@ processes, and the thread does not say on what. (The THP's 511 cold tail
 their first touch into the insert, :func:`mmcost.swap.paths.delay_split`,
 the same CPU time here, where the trunk's lock is no station.)
 
-Known miss, the gain: +9.2% [+1, +18] for +21.2% (swap-out +8.6% for
-+14.9% and the job's time -7.9% for -16.2%, within 10 points; at the
-published throughput gain the windows give +19.4% and -16.3%; +7.2% before
-the statistics line, +4.4% with the 1024 flush rounds): on v4.11 (slot
+Known miss, the gain: +9.6% [+1, +18] for +21.2% (swap-out +8.9% for
++14.9% and the job's time -8.2% for -16.2%, within 10 points; at the
+published throughput gain the windows give +19.5% and -16.4%; +9.3% while
+the lines of ``swap_avail_lock`` and ``si->lock`` were charged at every
+acquisition, +7.2% before the statistics line, +4.4% with the 1024 flush
+rounds): on v4.11 (slot
 cache, 64 MiB swap cache trunks) no lock the delay split relieves is
 contended in the model, so it saves ``add_to_swap``'s work, ~0.45 us a
 page, and one of the two writes a page of ``swap_cache_info``'s line
@@ -97,7 +99,7 @@ from .huang_thp_swap_delay_split_2016 import HuangThpSwapDelaySplit2016
 class HuangThpSwapDelaySplitV8(HuangThpSwapDelaySplit2016):
     id = "huang_thp_swap_delay_split_v8_2017"
     miss = ("the base 49% fast (10.5 GB/s for 7.0: the split path lacks ~2 us a page); the delay split's gain "
-            "+9.3% for +21.2%, swap-out +8.7% for +14.9%, the job's time -8.0% for -16.2% (IPC +22%, the same "
+            "+9.6% for +21.2%, swap-out +8.9% for +14.9%, the job's time -8.2% for -16.2% (IPC +22%, the same "
             "instructions a page: no mechanism here)")
     kernel = "4.11"
 

@@ -80,14 +80,15 @@ def _compressor_priors(data: str) -> dict[str, tuple[str, float]]:
 #: swap allocator and cache, the memcg counter, the buddy allocator, the exit's frees, brd's and the
 #: block layer's work. Not in it: what a profile measures itself (the fault path, PTEs, IPIs, zeroing,
 #: compression with zram's and zs_malloc's work, which its zram write includes), lines moved between
-#: CPUs (the hardware's: ``lock_line_us``, ``lru_line_us``, ``free_line_us``, ``cold_line_us``, and the
-#: holds whose priors are lines moved: ``memcg_charge_hold_us``, ``swap_avail_hold_us``,
-#: ``zone_lock_hold_us``) and user time. The slot lock's own work is in it; the lines its section moves
-#: (``lock_line_us``, swap.paths.slot_hold_us) are not. ``add_to_swap_us_per_folio``
+#: CPUs (the hardware's: ``lock_line_us``, ``lru_line_us``, ``free_line_us``, ``cold_line_us``, and
+#: ``memcg_charge_hold_us``, whose prior is a line moved) and user time. The own work of the slot lock,
+#: swap_avail_lock and zone->lock is in it; the lines their sections move (``lock_line_us``,
+#: swap.paths.moved_share) are not. ``add_to_swap_us_per_folio``
 #: is a part of ``reclaim_us_per_folio`` and scales with it.
 KERNEL_PATH_FIELDS = ("reclaim_us_per_folio", "reclaim_us_per_page", "lru_hold_us_per_folio", "reference_us_per_folio",
                       "reference_us_per_page", "slot_hold_us_per_acquisition", "slot_us_per_slot", "swapcache_us_per_folio", "swapcache_us_per_page",
-                      "tag_hold_us_per_page", "split_us_per_page", "swap_map_hold_us", "swap_free_us_per_page",
+                      "tag_hold_us_per_page", "split_us_per_page", "swap_map_hold_us", "swap_avail_hold_us",
+                      "zone_lock_hold_us", "swap_free_us_per_page",
                       "page_free_us_per_page", "zs_free_hold_us", "add_to_swap_us_per_folio", "brd_alloc_us_per_page",
                       "brd_xa_hold_us", "io_submit_us_per_io")
 
@@ -429,16 +430,22 @@ class SwapModel(Mechanism):
         doc="per swap_map count operation under si->lock on the swap-out path (swap_map_lock='si_lock'), besides "
             "the line it moves")
     swap_avail_hold_us: float = knob(
-        0.1, unit="us", upper=100.0,
-        prior=Prior(0.1, 0.05, "get_swap_pages: spin_lock(&swap_avail_lock), plist_requeue of the device on "
-                               "swap_avail_heads, unlock (mm/swapfile.c, v4.x-v6.13): one line, moved"),
-        doc="per get_swap_pages call under the global swap_avail_lock (si->lock era)")
+        0.03, unit="us", upper=100.0,
+        prior=Prior(0.03, 0.02, "get_swap_pages: spin_lock(&swap_avail_lock), plist_requeue of the one device on "
+                                "swap_avail_heads (no sibling: reads only), unlock (mm/swapfile.c, v4.x-v6.13): two "
+                                "atomics in a line the holder has, tens of ns; the lock's line, when another CPU "
+                                "took it last, is mmcost.swap.paths.avail_hold_us's (AVAIL_LINES)"),
+        doc="per get_swap_pages call under the global swap_avail_lock (si->lock era), besides the line it moves "
+            "(swap.paths.avail_hold_us)")
     zone_lock_hold_us: float = knob(
-        0.5, unit="us", upper=100.0,
-        prior=Prior(0.5, 0.3, "rmqueue_buddy / free_one_page under zone->lock: free-list unlink or buddy merge, "
-                              "freepage and zone counters; lines the previous holder dirtied (Boyd-Wickizer et al. "
-                              "2012), a few hundred ns"),
-        doc="per buddy allocation or free of a folio the per-CPU lists do not cache, under zone->lock")
+        0.1, unit="us", upper=100.0,
+        prior=Prior(0.1, 0.05, "rmqueue_buddy / free_one_page under zone->lock (mm/page_alloc.c): the free-list "
+                               "unlink and expand(), or __free_one_page's buddy merges, over a few orders in lines "
+                               "the holder has: ~100 ns; the lines the last holder wrote, when another CPU, are "
+                               "mmcost.swap.paths.zone_hold_us's (ZONE_LOCK_LINES; together the old prior, 0.5 us "
+                               "+- 0.3, a few hundred ns under contention)"),
+        doc="per buddy allocation or free of a folio the per-CPU lists do not cache, under zone->lock, besides the "
+            "lines it moves (swap.paths.zone_hold_us)")
     memcg_charge_hold_us: float = knob(
         0.1, unit="us", upper=100.0,
         prior=Prior(0.1, 0.05, "one page_counter update (an atomic add or sub on the memcg's usage, its memsw or "
@@ -481,9 +488,10 @@ class SwapModel(Mechanism):
                               "across QPI (Molka et al., 'Cache coherence protocol and memory performance of the "
                               "Intel Haswell-EP architecture', ICPP 2015); the lines each section moves are "
                               "mmcost.swap.paths.TREE_LOCK_LINES and SWAP_MAP_LINES"),
-        doc="per cache line moved with a contended lock's section: the swap cache's tree_lock where it is one "
-            "station (to v4.10), si->lock's swap_map sections (swap_map_lock='si_lock', to v4.10) and the swap "
-            "allocation's (swap.paths.slot_hold_us)")
+        doc="per cache line moved with a contended lock's section, when another CPU held the lock last "
+            "(swap.paths.moved_share): the swap cache's tree_lock where it is one station (to v4.10), si->lock's "
+            "swap_map sections (swap_map_lock='si_lock', to v4.10), the swap allocation's "
+            "(swap.paths.slot_hold_us), swap_avail_lock's and zone->lock's")
     add_to_swap_us_per_folio: float = knob(
         0.3, unit="us", upper=100.0,
         prior=Prior(0.3, 0.15, "add_to_swap outside its locks (mm/swap_state.c, v4.8-v4.13): get_swap_page's "

@@ -92,6 +92,7 @@ HOLDS: dict[str, tuple[str, str]] = {
 PER_WRITTEN = frozenset(k for k in HOLDS if k == "fault" or k.endswith("_fault"))
 
 
+# --- lines a contended section moves from the CPU that held its lock last --------------------------------
 #: cache lines each call site of the swap cache's tree_lock (v4.7-v4.10) writes that the previous holder,
 #: another CPU, wrote last: they move with the lock (Boyd-Wickizer et al., Linux Symposium 2012, sec. 3), and
 #: they, not the radix tree walks in lines every CPU only reads, are what a contended section costs. Read off
@@ -116,6 +117,84 @@ TREE_LOCK_LINES = {"__add_to_swap_cache": 2, "__remove_mapping": 3, "__test_set_
 #: swapcache_free through swap_info_get, v4.7 mm/swapfile.c): p->flags and p->max are read before the lock or
 #: never written while swapping, the swap_map byte is in the reclaimer's own cluster: the lock's line only
 SWAP_MAP_LINES = 1
+#: the same for get_swap_pages' swap_avail_lock (v4.x-v6.13 mm/swapfile.c): plist_requeue of the one device
+#: finds no same-priority sibling and writes nothing, so the lock's own line only
+AVAIL_LINES = 1
+#: the same for zone->lock around a buddy allocation or free (rmqueue_buddy -> __rmqueue_smallest / expand,
+#: free_one_page -> __free_one_page, mm/page_alloc.c): the lock word, the order's free_area (its free_list
+#: heads and nr_free, which every allocator and freer of the order writes) and the struct page of the block
+#: next on the list (list_del / list_add write its lru): 3; the zone's free-page counter is per-CPU
+#: (__mod_zone_page_state's vm_stat_diff) and moves nothing
+ZONE_LOCK_LINES = 3
+
+
+def moved_share(m, partitions=1):
+    """The share of the acquisitions of a lock (or writes of a line) with
+    ``partitions`` instances whose lines another CPU wrote last: (n - 1)/n
+    with n running writers per instance, each equally likely to have been
+    the last (Boyd-Wickizer et al., "Non-scalable locks are dangerous",
+    Linux Symposium 2012, sec. 3: a contended section's cost is the lines
+    its lock hands over). One writer per instance moves nothing."""
+    n = maximum(1.0, m.running / partitions)
+    return (n - 1) / n
+
+
+def zone_hold_us(m):
+    """One buddy allocation or free under ``zone->lock`` (one per node's
+    ZONE_NORMAL): its own work (``zone_lock_hold_us``) and the
+    :data:`ZONE_LOCK_LINES` lines another CPU wrote last (``lock_line_us``,
+    :func:`moved_share`)."""
+    return m.zone_lock_hold_us + ZONE_LOCK_LINES * moved_share(m, m.nodes) * m.lock_line_us
+
+
+def avail_hold_us(m):
+    """One ``get_swap_pages`` pass under the global ``swap_avail_lock``
+    (v4.x-v6.13): its own work (``swap_avail_hold_us``) and the
+    :data:`AVAIL_LINES` line another CPU wrote last (:func:`moved_share`)."""
+    return m.swap_avail_hold_us + AVAIL_LINES * moved_share(m) * m.lock_line_us
+
+
+def swap_map_hold_us(m):
+    """One ``swap_map`` count operation under ``si->lock`` (v3.9-v4.10): its
+    own work (``swap_map_hold_us``) and :data:`SWAP_MAP_LINES` moved
+    (:func:`moved_share` over the allocation lock's instances)."""
+    return m.swap_map_hold_us + SWAP_MAP_LINES * moved_share(m, slot_partitions(m)) * m.lock_line_us
+
+
+def tree_lock_line_us(m):
+    """Per line a swap cache ``tree_lock`` section writes where that lock is
+    a contended station (one per device, to v4.10; 0 where it is not): the
+    line moved from another CPU :func:`moved_share` of the time."""
+    parts = m.switch("swapcache_lock_partitions")
+    return moved_share(m, parts) * m.lock_line_us if parts else 0.0
+
+
+#: cache lines a swap allocation's section writes that the last holder of its lock, when another CPU,
+#: wrote last (read off the source): si->lock's era (to v6.13, scan_swap_map_slots) writes the lock word,
+#: swap_info_struct's allocation fields (cluster_next, lowest_bit, highest_bit, inuse_pages: adjacent
+#: ints, one line), the swap_map bytes' line and the cluster's swap_cluster_info: 4; a per-cluster
+#: lock's (v6.14 on: cluster_alloc_range under ci->lock) the same lines of one cluster
+SLOT_LINES = 4
+
+
+def slot_partitions(m) -> int:
+    """Swap allocation locks: si->lock, one per device, to v6.13; from v6.14 a cluster's
+    lock on each CPU's own cluster (``slot_lock_partitions`` overrides)."""
+    return m.slot_lock_partitions or ((m.cpus or m.writers) if m.switch("swap_alloc_lock") == "per_cluster" else 1)
+
+
+def slot_hold_us(m):
+    """One acquisition of a swap allocation lock: the holder's own work
+    (``slot_hold_us_per_acquisition``) and the :data:`SLOT_LINES` lines the
+    last holder wrote, fetched from its cache (``lock_line_us``) when that
+    was another CPU: (n - 1)/n of the time with n running writers on the
+    lock (:func:`slot_partitions`; the lines of a contended section move
+    with its lock: Boyd-Wickizer et al., Linux Symposium 2012, sec. 3). One
+    task alone, or each CPU on its own cluster (v6.14 on), moves none:
+    MADV_PAGEOUT by one task on 6.18 measures 0.35-1.24 us a folio of fixed
+    swap-out work (kvm_6_18_swapin's second VM), where a 1.0 us hold alone
+    was the prior."""
+    return m.slot_hold_us_per_acquisition + SLOT_LINES * moved_share(m, slot_partitions(m)) * m.lock_line_us
 
 
 # --- the flush of an unmap ------------------------------------------------------------------------------
@@ -414,8 +493,7 @@ def memcg_charges(m, pages: int, folios_out: int) -> tuple[float, float]:
     per_page = s * memcg_charge_cycle(m)["updates"] + (1.0 - s) * stock
     if m.memcg_high_mb is not None:  # below memory.max every charge refills the stock (high_governs)
         per_page = where(high_governs(m), stock, per_page)
-    in_memcg, everyone = memcg_writers(m), max(1.0, float(m.running))
-    moved = ((1.0 - 1.0 / in_memcg) + (MEMCG_LEVELS - 1) * (1.0 - 1.0 / everyone)) / MEMCG_LEVELS
+    moved = (moved_share(m, m.memcgs) + (MEMCG_LEVELS - 1) * moved_share(m)) / MEMCG_LEVELS
     # the memory counter's uncharge: v1 per folio (memcg1_swapout); v2 once per folio batch of the freed
     # folios (shrink_folio_list -> mem_cgroup_uncharge_folios -> uncharge_batch, PAGEVEC_SIZE = 31), with
     # the swap counter charged per folio (__mem_cgroup_try_charge_swap; v1 counts swap in memsw instead)
@@ -589,41 +667,10 @@ def on_pcp(m, pages: int) -> bool:
 
 
 # --- the LRU scan: who finds the folio, how often, under which lock ---------------------------------
-def lru_lock_sharers(m) -> float:
-    """Writers whose faults and reclaim take one LRU lock: the running
-    writers spread over the lock's instances (a lruvec per memcg and node
-    from v5.11, a node's or a zone's before: ``lru_lock_scope``)."""
-    parts = m.nodes * (m.memcgs if m.switch("lru_lock_scope") == "lruvec" else 1)
-    return max(1.0, m.running / parts)
-
-
-#: cache lines a swap allocation's section writes that the last holder of its lock, when another CPU,
-#: wrote last (read off the source): si->lock's era (to v6.13, scan_swap_map_slots) writes the lock word,
-#: swap_info_struct's allocation fields (cluster_next, lowest_bit, highest_bit, inuse_pages: adjacent
-#: ints, one line), the swap_map bytes' line and the cluster's swap_cluster_info: 4; a per-cluster
-#: lock's (v6.14 on: cluster_alloc_range under ci->lock) the same lines of one cluster
-SLOT_LINES = 4
-
-
-def slot_partitions(m) -> int:
-    """Swap allocation locks: si->lock, one per device, to v6.13; from v6.14 a cluster's
-    lock on each CPU's own cluster (``slot_lock_partitions`` overrides)."""
-    return m.slot_lock_partitions or ((m.cpus or m.writers) if m.switch("swap_alloc_lock") == "per_cluster" else 1)
-
-
-def slot_hold_us(m):
-    """One acquisition of a swap allocation lock: the holder's own work
-    (``slot_hold_us_per_acquisition``) and the :data:`SLOT_LINES` lines the
-    last holder wrote, fetched from its cache (``lock_line_us``) when that
-    was another CPU: (n - 1)/n of the time with n running writers on the
-    lock (:func:`slot_partitions`; the lines of a contended section move
-    with its lock: Boyd-Wickizer et al., Linux Symposium 2012, sec. 3). One
-    task alone, or each CPU on its own cluster (v6.14 on), moves none:
-    MADV_PAGEOUT by one task on 6.18 measures 0.35-1.24 us a folio of fixed
-    swap-out work (kvm_6_18_swapin's second VM), where a 1.0 us hold alone
-    was the prior."""
-    n = maximum(1.0, m.running / slot_partitions(m))
-    return m.slot_hold_us_per_acquisition + SLOT_LINES * (n - 1) / n * m.lock_line_us
+def lru_lock_partitions(m) -> int:
+    """LRU locks the writers spread over: a lruvec's per memcg and node from
+    v5.11, a node's (or a zone's) before (``lru_lock_scope``)."""
+    return m.nodes * (m.memcgs if m.switch("lru_lock_scope") == "lruvec" else 1)
 
 
 def scans_per_folio(m) -> tuple[float, float, float]:
@@ -681,8 +728,7 @@ def lru_scan(m, pages: int, entries: int, tails: int = 0) -> dict:
     walks, scans, young = scans_per_folio(m)
     mglru = bool(m.switch("lru_gen"))
     per_hold = max(1, (MGLRU_BATCH if mglru else RECLAIM_BATCH) // pages)  # folios per isolation
-    n = lru_lock_sharers(m)
-    moved = (n - 1) / n * m.lru_line_us
+    moved = moved_share(m, lru_lock_partitions(m)) * m.lru_line_us
     # rmap walks: one set-up each and one PTE test per entry; MGLRU's aging tests the young ones in the tables
     cpu = walks * (m.reference_us_per_folio + entries * m.reference_us_per_page)
     if mglru:
@@ -711,8 +757,7 @@ def stats_line_us(m, writes: float) -> float:
     contention)."""
     if not m.switch("swap_cache_stats") or m.switch("swapcache_lock_partitions"):
         return 0.0
-    n = max(1.0, float(m.running))
-    return writes * (n - 1) / n * m.lock_line_us
+    return writes * moved_share(m) * m.lock_line_us
 
 
 def unbacked_touch_us(m, kb: int) -> float:
@@ -770,14 +815,14 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
     cache = units * m.swapcache_us_per_folio + pages * m.swapcache_us_per_page
     # where the swap cache's tree lock is a contended station (one per device, to v4.10), each hold also
     # moves the lines the previous holder wrote (TREE_LOCK_LINES), once per folio inserted or removed
-    moved = units * m.lock_line_us if m.switch("swapcache_lock_partitions") else 0.0
+    moved = units * tree_lock_line_us(m)
     charge_fault, charge_out = memcg_charges(m, pages, units)
-    buddy = 0.0 if on_pcp(m, pages) else m.zone_lock_hold_us  # the folio's alloc and free
+    buddy = 0.0 if on_pcp(m, pages) else zone_hold_us(m)  # the folio's alloc and free
     # swap_map count operations under si->lock before v4.11 (swap_map_lock): one swap_duplicate per PTE
     # unmapped (a 2M THP's PMD is split to PTEs first), one page_swapcount per swap_writepage, one
     # swapcache_free per entry leaving the swap cache
     map_holds = (pages, units, pages) if m.switch("swap_map_lock") == "si_lock" else (0, 0, 0)
-    map_hold = m.swap_map_hold_us + SWAP_MAP_LINES * m.lock_line_us
+    map_hold = swap_map_hold_us(m)
     # the LRU side (lru_scan): a split folio is scanned whole, then each 4K tail once more
     scan = lru_scan(m, pages, entries, 0 if whole else pages - 1)
     # (the fault's measured cost includes folio_add_lru's list work, which is now a hold of the LRU lock)
@@ -785,7 +830,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
                   + pages * m.user_us_per_page
                   + entries * (m.pte_us + walk_us) + unbacked_touch_us(m, kb),
          "lru_fault": scan["lru_fault"], "lru": scan["lru"], "slot": slot,
-         "avail": calls * m.swap_avail_hold_us if si_era else 0.0,  # get_swap_pages' swap_avail_lock
+         "avail": calls * avail_hold_us(m) if si_era else 0.0,  # get_swap_pages' swap_avail_lock
          "memcg_fault": charge_fault * m.memcg_charge_hold_us,
          "memcg": charge_out * m.memcg_charge_hold_us,
          "zone_fault": buddy, "zone": buddy if whole else 0.0,  # a split folio is freed as 4K pages
@@ -958,10 +1003,10 @@ def delay_split(m, split: dict, pages: int) -> dict[str, float]:
     The split itself, the swap cache removals, writeback tags and the
     ``swap_map`` counts stay per page."""
     si_era = m.switch("swap_alloc_lock") == "si_lock"
-    moved = m.lock_line_us if m.switch("swapcache_lock_partitions") else 0.0
+    moved = tree_lock_line_us(m)
     d = dict(split)
     d["slot"] = slot_hold_us(m) + pages * m.slot_us_per_slot
-    d["avail"] = m.swap_avail_hold_us if si_era else 0.0
+    d["avail"] = avail_hold_us(m) if si_era else 0.0
     d["cache_insert"] = (m.swapcache_us_per_folio + pages * m.swapcache_us_per_page) / 2 \
         + TREE_LOCK_LINES["__add_to_swap_cache"] * moved
     cold = (pages - 1) * m.cold_line_us  # the tails' struct pages, first touched under the insert's lock
@@ -1117,7 +1162,7 @@ def swap_in(m, kb: int) -> dict[str, float]:
     cpu = (m.fault_us_per_folio + m.swapin_us_per_folio + lookup + dev["cpu"]
            + pages * (m.pte_us + walk_us + m.swapin_us_per_page + m.swap_free_us_per_page))
     d = {"memcg": memcg_charges(m, pages, 0)[0] * m.memcg_charge_hold_us,
-         "zone": 0.0 if on_pcp(m, pages) else m.zone_lock_hold_us,
+         "zone": 0.0 if on_pcp(m, pages) else zone_hold_us(m),
          "lru_add": m.lru_hold_us_per_folio, "dram": dev["dram"],
          "cache_insert": 0.0, "cache_delete": 0.0}
     if m.switch("swapin_skip_swapcache"):
@@ -1130,8 +1175,7 @@ def swap_in(m, kb: int) -> dict[str, float]:
     else:
         cpu = cpu + pages * m.slot_us_per_slot
     if m.swap_device in COMPRESSED:
-        freers = m.running
-        d["zs_free"] = pages * (m.zs_free_hold_us + (freers - 1) / freers * m.free_line_us)
+        d["zs_free"] = pages * (m.zs_free_hold_us + moved_share(m) * m.free_line_us)
     d["swapin"] = cpu
     return d
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..lanes import any_of
 from ..locks import Critical, Dist, Lock, LockSystem, Work
-from .paths import PER_WRITTEN, slot_partitions
+from .paths import PER_WRITTEN, lru_lock_partitions, slot_partitions
 
 
 @dataclass(frozen=True)
@@ -66,16 +66,12 @@ class Station:
     cpu_if_absent: tuple[str, ...] = ()
 
 
-def _lru_partitions(m) -> int:
-    return m.nodes * (m.memcgs if m.switch("lru_lock_scope") == "lruvec" else 1)
-
-
 #: the writers' network (swap-out), in path order; the read-back's (swap-in with the swap-out it forces) too
 WRITERS: tuple[Station, ...] = (
     Station("lru_lock", "the lruvec's lru_lock (a zone's before v4.8, a node's to v5.11)", "spinlock",
             # folio_add_lru's batch is emptied under the lock: the writers' faults and a swap-in's folio
             (Site("isolate_lru_folios", ("lru",), "always"), Site("folio_batch_move_lru", ("lru_fault", "lru_add"))),
-            partitions=_lru_partitions),
+            partitions=lru_lock_partitions),
     # before v4.11 (swap_map_lock) the same si->lock again, in path order: try_to_unmap_one ->
     # swap_duplicate, swap_writepage -> try_to_free_swap -> page_swapcount, __remove_mapping ->
     # swapcache_free -> swap_info_get (mm/swapfile.c, v3.9-v4.10)
