@@ -122,9 +122,10 @@ SWAP_MAP_LINES = 1
 AVAIL_LINES = 1
 #: the same for zone->lock around a buddy allocation or free (rmqueue_buddy -> __rmqueue_smallest / expand,
 #: free_one_page -> __free_one_page, mm/page_alloc.c): the lock word, the order's free_area (its free_list
-#: heads and nr_free, which every allocator and freer of the order writes) and the struct page of the block
-#: next on the list (list_del / list_add write its lru): 3; the zone's free-page counter is per-CPU
-#: (__mod_zone_page_state's vm_stat_diff) and moves nothing
+#: heads and nr_free, which every allocator and freer of the order writes) and the struct page the last
+#: holder's list_del / list_add wrote (the block now at the list's head): 3, a lower bound (struct
+#: free_area is ~104 B, not line-aligned; expand() and buddy merges write one more free_area and struct page
+#: per order crossed); the zone's free-page counter is per-CPU (__mod_zone_page_state's vm_stat_diff)
 ZONE_LOCK_LINES = 3
 
 
