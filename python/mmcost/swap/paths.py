@@ -140,26 +140,33 @@ def moved_share(m, partitions=1):
     return (n - 1) / n
 
 
+def contended_hold_us(m, own, lines: int, partitions=1):
+    """One hold of a lock with ``partitions`` instances: the holder's ``own``
+    work and the ``lines`` its section writes, each fetched from another
+    CPU (``lock_line_us``) :func:`moved_share` of the time."""
+    return own + lines * moved_share(m, partitions) * m.lock_line_us
+
+
 def zone_hold_us(m):
     """One buddy allocation or free under ``zone->lock`` (one per node's
     ZONE_NORMAL): its own work (``zone_lock_hold_us``) and the
     :data:`ZONE_LOCK_LINES` lines another CPU wrote last (``lock_line_us``,
     :func:`moved_share`)."""
-    return m.zone_lock_hold_us + ZONE_LOCK_LINES * moved_share(m, m.nodes) * m.lock_line_us
+    return contended_hold_us(m, m.zone_lock_hold_us, ZONE_LOCK_LINES, m.nodes)
 
 
 def avail_hold_us(m):
     """One ``get_swap_pages`` pass under the global ``swap_avail_lock``
     (v4.x-v6.13): its own work (``swap_avail_hold_us``) and the
     :data:`AVAIL_LINES` line another CPU wrote last (:func:`moved_share`)."""
-    return m.swap_avail_hold_us + AVAIL_LINES * moved_share(m) * m.lock_line_us
+    return contended_hold_us(m, m.swap_avail_hold_us, AVAIL_LINES)
 
 
 def swap_map_hold_us(m):
     """One ``swap_map`` count operation under ``si->lock`` (v3.9-v4.10): its
     own work (``swap_map_hold_us``) and :data:`SWAP_MAP_LINES` moved
     (:func:`moved_share` over the allocation lock's instances)."""
-    return m.swap_map_hold_us + SWAP_MAP_LINES * moved_share(m, slot_partitions(m)) * m.lock_line_us
+    return contended_hold_us(m, m.swap_map_hold_us, SWAP_MAP_LINES, slot_partitions(m))
 
 
 def tree_lock_line_us(m):
@@ -167,7 +174,7 @@ def tree_lock_line_us(m):
     a contended station (one per device, to v4.10; 0 where it is not): the
     line moved from another CPU :func:`moved_share` of the time."""
     parts = m.switch("swapcache_lock_partitions")
-    return moved_share(m, parts) * m.lock_line_us if parts else 0.0
+    return contended_hold_us(m, 0.0, 1, parts) if parts else 0.0
 
 
 #: cache lines a swap allocation's section writes that the last holder of its lock, when another CPU,
@@ -195,7 +202,7 @@ def slot_hold_us(m):
     MADV_PAGEOUT by one task on 6.18 measures 0.35-1.24 us a folio of fixed
     swap-out work (kvm_6_18_swapin's second VM), where a 1.0 us hold alone
     was the prior."""
-    return m.slot_hold_us_per_acquisition + SLOT_LINES * moved_share(m, slot_partitions(m)) * m.lock_line_us
+    return contended_hold_us(m, m.slot_hold_us_per_acquisition, SLOT_LINES, slot_partitions(m))
 
 
 # --- the flush of an unmap ------------------------------------------------------------------------------
