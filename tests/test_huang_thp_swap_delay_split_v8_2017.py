@@ -4,8 +4,8 @@ Tolerances: the base throughput's prediction is within a factor of two of
 the published one and its band holds it; within 10% is a known miss (strict
 xfail: 10.5 GB/s for 7.0 since the split of a PMD THP flushes as the kernel
 does, twice a THP; 6.4 GB/s with the 1024 flush rounds it charged before).
-The patched kernel is the delay-split path (the patch's gain within 10
-points is a known miss: xfail); the children share of add_to_swap is not
+The patched kernel is the delay-split path (the patch's changes within 10
+points: met by a little since the split's costs are measured); the children share of add_to_swap is not
 expressible. LKP's windows: at the published throughput gain the model's
 exit gives the published swap-out change within 6 points and the
 elapsed-time change within 2."""
@@ -53,11 +53,10 @@ def test_the_delay_split_gains():
     assert gain["predicted"] > 0
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: +9.6% predicted for +21.2% throughput (+8.9% for +14.9% "
-                   "swap-out, -8.2% for -16.2% elapsed): on v4.11 the model's delay split saves add_to_swap's "
-                   "~0.45 us a page and one swap_cache_info write a page, no contended lock; the published IPC +22% (the same instructions a page) has "
-                   "no mechanism here")
 def test_the_delay_split_gain_within_10_points():
+    """Met by a little (about 9 points on the throughput) since the split's costs are measured
+    (kvm_6_18_thp_split): +9.6% for +21.2% while the split's per-page work was a guess held under the lruvec
+    lock with a reference check's rmap walk per subpage."""
     held = STUDY.held_out()
     change = held[held["metric"].str.endswith("_change_pct")]
     assert (change["error"].abs() <= 10).all()

@@ -144,6 +144,24 @@ def test_a_cost_moves_with_the_cpu_preset():
     assert m.configure(cpu_model="ampere-altra").arch == "arm64"
 
 
+def test_set_of_a_cpu_or_compressor_brings_its_costs():
+    """set() of a table's input is the other table's costs, as configure() and a fresh construction give:
+    it kept the first preset's costs under the new name before (mem_bw_gb_s 143 for haswell-ep's 95.6, a
+    profile's kernel_speed 1.0 for its measured 0.54)."""
+    from mmcost import datasets
+
+    for cpu in ("haswell-ep", "ampere-altra", str(datasets.path("kvm_6_18_swapin") / "second_vm_profile_b.toml")):
+        fresh, via_set = SwapModel(cpu_model=cpu), SwapModel().set(cpu_model=cpu)
+        for f in ("mem_bw_gb_s", "ipi_send_us", "kernel_speed", "compress_us_per_page", "arch"):
+            assert via_set.get(f) == pytest.approx(fresh.get(f)) if f != "arch" else via_set.arch == fresh.arch, (cpu, f)
+    lz4 = SwapModel(compressor="lz4")
+    assert SwapModel().set(compressor="lz4").compress_us_per_page == pytest.approx(lz4.compress_us_per_page)
+    # a number set with the change is the caller's; a float-only set leaves the tables alone
+    assert SwapModel().set(cpu_model="haswell-ep", mem_bw_gb_s=50.0).mem_bw_gb_s == 50.0
+    assert SwapModel(cpu_model="haswell-ep").set(mem_bw_gb_s=50.0).ipi_send_us == pytest.approx(
+        SwapModel(cpu_model="haswell-ep").ipi_send_us)
+
+
 def test_mechanisms_pickle_and_describe_themselves():
     for m in (SwapModel(), TlbModel(), LockSystem()):
         m.solve()

@@ -597,9 +597,58 @@ class Mechanism(Model):
         return _get(self, self.leaves[name].path)
 
     def set(self, **values) -> Mechanism:
-        """A copy with leaves changed by flat name (validated again)."""
+        """A copy with leaves changed by flat name (validated again). Where a
+        change can move a table (a str leaf: the CPU preset or machine
+        profile, the compressor, the arch), every leaf a table fills that
+        ``values`` does not set moves with its table as :meth:`configure`
+        moves a row's (x t_new / t_old; a value set or fitted before moves
+        with it too): ``m.set(cpu_model=...)`` has the other CPU's costs, not
+        the first one's under the second's name (as it did before 2026-12-05)."""
+        values = self._cpu_arch(values)
         top = self._top_changes(values)
-        return self._copy(top, values) if top else self
+        if not top:
+            return self
+        new = self._copy(top, values)
+        if all(self.leaves[n].kind in ("float", "int", "bool") for n in values):
+            return new  # (no table reads a number or a switch: the fits' and the bands' copies)
+        return self._follow_tables(new, values)[0]
+
+    def _cpu_arch(self, values: dict) -> dict:
+        """``values`` with ``arch`` the preset's where they name a ``cpu_model`` and no arch: a preset names
+        its architecture ("none": the row's or model's arch)."""
+        cpu = values.get("cpu_model")
+        if isinstance(cpu, str) and cpu.strip().lower() != NONE and "arch" not in values and "arch" in self.leaves:
+            from .cpu_models import get
+
+            return {**values, "arch": get(cpu).arch}
+        return values
+
+    def _follow_tables(self, new: Mechanism, explicit) -> tuple[Mechanism, dict]:
+        """``new`` (a copy of this mechanism with ``explicit`` leaves set) with
+        every other table-derived leaf moved from this mechanism's table value
+        to ``new``'s: a number scaled by t_new / t_old, a choice (arch) that
+        followed its table following it on. Returns (it, the scales: name ->
+        (t_new, t_old), or None for a choice)."""
+        old_t = self.table_values()
+        moved, scales = {}, {}
+        if not old_t:
+            return new, scales
+        new_t = new.table_values()
+        for k, t_new in new_t.items():
+            t_old = old_t.get(k)
+            if k in explicit or k not in new.leaves or t_old is None or t_old == t_new:
+                continue
+            if not isinstance(t_old, (int, float)) or isinstance(t_old, bool):
+                if new.get(k) == t_old:  # a choice (arch) that followed its table follows it on
+                    moved[k], scales[k] = t_new, None
+                continue
+            if t_old <= 0 or new.get(k) is None:
+                continue
+            moved[k], scales[k] = new.get(k) * t_new / t_old, (t_new, t_old)
+        if moved:
+            top = new._top_changes(moved)
+            new = new._copy(top, moved) if top else new
+        return new, scales
 
     def _copy(self, top: dict, values: dict) -> Mechanism:
         """``replace(self, **top)``. When the change only sets leaf values of
@@ -862,31 +911,11 @@ class Mechanism(Model):
         over = {k: _cell(self.leaves[k], v) for k, v in over.items() if k in self.leaves}
         if "kernel" in over:  # the switches follow the row's kernel (or its variant's) unless set with it
             over.update(self._kernel_followers(row if "kernel" in row else set(over)))
-        cpu = over.get("cpu_model")
-        if isinstance(cpu, str) and cpu.strip().lower() != NONE and "arch" not in over and "arch" in self.leaves:
-            from .cpu_models import get
-
-            over["arch"] = get(cpu).arch  # a preset names its architecture ("none": the row's or model's arch)
+        over = self._cpu_arch(over)
         if not over:
             return self, frozenset(), {}
-        old_t = self.table_values()
-        moved, scales = {}, {}
-        new = self.set(**over)
-        if old_t:
-            new_t = new.table_values()
-            for k, t_new in new_t.items():
-                t_old = old_t.get(k)
-                if k in over or k not in new.leaves or t_old is None or t_old == t_new:
-                    continue
-                if not isinstance(t_old, (int, float)) or isinstance(t_old, bool):
-                    if new.get(k) == t_old:  # a choice (arch) that followed its table follows it on
-                        moved[k], scales[k] = t_new, None
-                    continue
-                if t_old <= 0 or new.get(k) is None:
-                    continue
-                moved[k], scales[k] = new.get(k) * t_new / t_old, (t_new, t_old)
-            if moved:
-                new = new.set(**moved)
+        top = self._top_changes(over)
+        new, scales = self._follow_tables(self._copy(top, over) if top else self, over)
         return new, frozenset(over), scales
 
     def _kernel_followers(self, explicit) -> dict:

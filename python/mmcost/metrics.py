@@ -81,6 +81,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "pageout_time_us": ("us", "time one madvise(MADV_PAGEOUT) call took"),
     "pglazyfreed_count": ("count", "vmstat pglazyfreed: lazyfree (MADV_FREE) pages reclaimed"),
     "reclaim_us_per_page": ("us", "the reclaiming task's time per 4K page reclaimed (unmap, discard or pageout, free)"),
+    "reference_reclaim_us_per_page": ("us", "reclaim_us_per_page of a run's 4K reference region, paged out in the "
+                                            "same process next to the measured one: its paired baseline"),
     "helper_on_cpu_pct": ("%", "share of a call a helper thread was on its CPU, running the mm (not lazy)"),
     "helper_lost_us": ("us", "time a thread spinning on another CPU lost during a call (flush IPIs it took)"),
     "nr_tlb_remote_flush": ("count", "vmstat: flush_tlb_multi calls (CONFIG_DEBUG_TLBFLUSH kernels)"),

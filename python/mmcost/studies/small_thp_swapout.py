@@ -49,7 +49,7 @@ LABELS = {4: "4K Page", 64: "64K THP", 2048: "2M THP"}
 class SmallThpSwapout(Study):
     id = "small_thp_swapout"
     mechanism = SwapModel
-    free = ("split_us_per_page", "tlbi_us", "reclaim_us_per_folio", "slot_hold_us_per_acquisition", "memcg_charge_hold_us",
+    free = ("split_locked_us_per_page", "tlbi_us", "reclaim_us_per_folio", "slot_hold_us_per_acquisition", "memcg_charge_hold_us",
             "lru_hold_us_per_folio")
     # from tlbi_us's prior (0.1 us) every cell is bound at the DVM station, where no other free cost moves a
     # prediction, and least squares stays there (chi2 722, 2M +99%); from 0.07 it reaches chi2 27.8

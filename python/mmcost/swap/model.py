@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -19,6 +20,11 @@ from . import paths, reclaim, stations
 from .constants import CONFIG_HZ_CHOICES, PAGE_KB, PMD_KB
 from .devices import COMPRESSORS, DEVICES, SWAP_DATA, compress_us_per_page, decompress_us_per_page, figures
 from .stations import site_of
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 
 def _dsb_growth() -> tuple[float, str]:
@@ -62,6 +68,53 @@ def _free_lines() -> tuple[float, float, str]:
 
 ZS_FREE_SERIAL_US, FREE_LINE_US, FREE_LINE_SOURCE = _free_lines()
 
+
+def _split_costs() -> tuple[tuple[float, float], tuple[float, float], str]:
+    """What splitting an anonymous large folio to 4K costs, per page and per
+    folio, in generic microseconds, from this project's own measurement
+    (``kvm_6_18_thp_split``: one MADV_PAGEOUT of 64 MiB of folios whose last
+    4K page was zapped, so that each is split first, against a 4K region
+    paged out in the same run). Per size the median over the runs of the
+    difference per page times the pages swapped per folio is the split's
+    cost per folio; the line through 64K and 2M gives its per-page and
+    per-folio parts (16K is left out to check them:
+    tests/test_kvm_6_18_thp_split.py). They are that VM's; its kernel speed
+    (the ``kvm_6_18_swapin`` profile of the same boot,
+    :func:`mmcost.cpu_models.kernel_speed`) takes them to the generic machine.
+    Each sd: the runs' spread of the median, :data:`~mmcost.cpu_models.MEASURED_ALLOWANCE`
+    and :data:`~mmcost.cpu_models.KERNEL_SPEED_TRANSFER` in quadrature.
+    Returns ((per page, sd), (per folio, sd), source)."""
+    from .. import datasets
+
+    d = datasets.load("kvm_6_18_thp_split")
+    src = datasets.source("kvm_6_18_thp_split")
+    wide = d.pivot_table(index=["variant", "run"], columns="metric", values="value").reset_index()
+    per_folio = {}
+    for kb in (64, 2048):
+        runs = wide[wide["variant"] == f"{kb}K split first"]
+        cost = (runs["reclaim_us_per_page"] - runs["reference_reclaim_us_per_page"]) * (kb // PAGE_KB - 1)
+        q1, med, q3 = np.percentile(cost, [25, 50, 75])
+        per_folio[kb] = (med, 1.253 * (q3 - q1) / 1.349 / np.sqrt(len(cost)))  # the median's standard error
+    (a_val, a_se), (b_val, b_se) = per_folio[64], per_folio[2048]
+    slope = (b_val - a_val) / (PMD_KB // PAGE_KB - 64 // PAGE_KB)
+    slope_se = np.hypot(a_se, b_se) / (PMD_KB // PAGE_KB - 64 // PAGE_KB)
+    icpt = a_val - 64 // PAGE_KB * slope
+    icpt_se = np.hypot(a_se, 64 // PAGE_KB * slope_se)
+    profile = tomllib.loads((datasets.path("kvm_6_18_swapin") / "second_vm_profile_b.toml").read_text())
+    if profile["machine"]["boot_id"] != src["machine_boot_id"]:
+        raise RuntimeError("kvm_6_18_thp_split was not measured on the VM of second_vm_profile_b.toml")
+    speed = cpu_models.kernel_speed(profile["fault"]["4K"]["fault_us_per_folio"]["value"])
+    rel = np.hypot(cpu_models.MEASURED_ALLOWANCE, cpu_models.KERNEL_SPEED_TRANSFER)
+    page = (slope / speed, np.hypot(rel * slope, slope_se) / speed)
+    folio = (icpt / speed, np.hypot(rel * icpt, icpt_se) / speed)
+    return page, folio, (
+        f"measured on 6.18 (kvm_6_18_thp_split): a folio split before MADV_PAGEOUT costs {slope:.3f} us a page and "
+        f"{icpt:.2f} us a folio more than its pages' 4K path (the line through 64K and 2M) on a VM whose kernel "
+        f"speed is {speed:.2f}: divided by it")
+
+
+(SPLIT_US_PER_PAGE, SPLIT_PAGE_SD), (SPLIT_US_PER_FOLIO, SPLIT_FOLIO_SD), SPLIT_SOURCE = _split_costs()
+
 def _compressor_priors(data: str) -> dict[str, tuple[str, float]]:
     """Priors of the compressor-derived fields, centred on the compressor's table values for ``data``
     (mmcost.swap.devices.figures); each relative width 0.5."""
@@ -90,7 +143,8 @@ KERNEL_PATH_FIELDS = ("reclaim_us_per_folio", "reclaim_us_per_page", "lru_hold_u
                       "tag_hold_us_per_page", "split_us_per_page", "swap_map_hold_us", "swap_avail_hold_us",
                       "zone_lock_hold_us", "swap_free_us_per_page",
                       "page_free_us_per_page", "zs_free_hold_us", "add_to_swap_us_per_folio", "brd_alloc_us_per_page",
-                      "brd_xa_hold_us", "io_submit_us_per_io")
+                      "brd_xa_hold_us", "io_submit_us_per_io", "split_us_per_folio",
+                      "split_locked_us_per_page")
 
 #: windows a source's swap-out rate is averaged over (:attr:`SwapModel.rate_window`)
 RATE_WINDOWS = ("loop", "lkp_job")
@@ -383,10 +437,12 @@ class SwapModel(Mechanism):
                                "a tree of height ~4 in nodes every CPU reads (v4.7 lib/radix-tree.c): tens of ns "
                                "a walk"),
         doc="per folio and writeback-tag site, under the tree lock, besides the lines moved")
-    split_us_per_page: float = knob(0.5, unit="us", upper=100.0,
-                                    prior=Prior(0.5, 0.25, "__split_huge_page_tail per subpage: flags, refcount, "
-                                                           "mapping and LRU link of one struct page"),
-                                    doc="per subpage of a split folio, under the lruvec lock")
+    split_us_per_page: float = knob(
+        round(SPLIT_US_PER_PAGE, 3), unit="us", upper=100.0,
+        prior=Prior(round(SPLIT_US_PER_PAGE, 3), round(SPLIT_PAGE_SD, 3), SPLIT_SOURCE),
+        doc="per page of a folio split to 4K: the tail's struct page, its migration entry and PTE mapped back, "
+            "remap_page's locked rmap walk for it; the lruvec lock holds its struct page line and LRU add "
+            "(mmcost.swap.paths.split_work)")
     compress_us_per_page: float | None = knob(None, kind="float", unit="us", upper=1e4,
                                               doc="compression of one page; None: the compressor's")
     decompress_us_per_page: float | None = knob(None, kind="float", unit="us", upper=1e4,
@@ -522,6 +578,21 @@ class SwapModel(Mechanism):
     config_hz: int = knob(1000, unit="Hz",
                           doc="CONFIG_HZ (100, 250, 300 or 1000): the jiffy of the over-high sleep's arithmetic "
                               "(calculate_high_delay) and of its HZ/100 floor")
+    # --- the split's fixed work (last, so that no field above moves) ------------------------------------------------
+    split_us_per_folio: float = knob(
+        round(SPLIT_US_PER_FOLIO, 3), unit="us", upper=1000.0,
+        prior=Prior(round(SPLIT_US_PER_FOLIO, 3), round(SPLIT_FOLIO_SD, 3), SPLIT_SOURCE),
+        doc="per folio split to 4K besides its pages' part and its flush: unmap_folio's rmap walk under the "
+            "anon_vma write lock, the refcount freeze, the deferred-split queue (mmcost.swap.paths.split_work)")
+    split_locked_us_per_page: float = knob(
+        round(SPLIT_US_PER_PAGE / 2, 3), unit="us", upper=100.0,
+        prior=Prior(round(SPLIT_US_PER_PAGE / 2, 3), round(SPLIT_US_PER_PAGE / 4, 3),
+                    "half of the measured split work a page (split_us_per_page), +- a quarter: under "
+                    "folio_lruvec_lock __split_huge_page_tail writes the tail's struct page and adds it to the LRU, "
+                    "outside it remap_page walks the rmap locked and maps the PTE back, halves of like size in the "
+                    "code; a contended lruvec lock tells them apart (small_thp_swapout fits it)"),
+        doc="the part of split_us_per_page done under the lruvec lock (at most all of it; "
+            "mmcost.swap.paths.split_work)")
 
     METRICS: ClassVar = ("usemem_throughput_kib_s", "swapout_kib_s", "vm_scalability_throughput_kib_s",
                          "sys_time_s", "real_time_s", "exit_time_s", "munmap_time_ms", "tlb_shootdowns_per_swapped_page",

@@ -879,22 +879,21 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
         dev = store(m, 1)
         if kb == PMD_KB:  # the PMD to migration entries: one flush of its range (split_pmd_thp)
             split, walks = split_pmd_thp(m, pages, by_kswapd)
-        elif batched and m.switch("batched_split_flush"):
-            split, walks = flush(m, pages, 1, True, by_kswapd), 0.0
-        else:  # try_to_migrate without TTU_BATCH_FLUSH: ptep_clear_flush per PTE
-            split, walks = {k: x * pages for k, x in flush(m, 1, 1, False, by_kswapd).items()}, 0.0
+        else:
+            split, walks = split_pte_flush(m, pages, by_kswapd), 0.0
         if kb == PMD_KB and batched and not m.switch("split_remap_dirty"):
             # its pages mapped back clean: their unmaps defer one flush to the end of the list
             # (try_to_unmap_flush), one a THP, which fills an isolation batch alone
             fl = {k: x / pages for k, x in flush(m, pages, 1, True, by_kswapd).items()}
         else:
             fl = flushes(1, 1)
-        d["reclaim"] = (2 * pages * m.pte_us + split["sender"] + walks * m.reference_us_per_folio
+        split_cpu, split_lru = split_work(m, pages)
+        d["reclaim"] = (split_cpu + split["sender"] + walks * m.reference_us_per_folio
                         + stats_line_us(m, 2 * pages)
                         + pages * (m.reclaim_us_per_folio + m.reclaim_us_per_page + m.pte_us + dev["cpu"]
                                    + fl["sender"]) + scan["cpu"])
         d["targets"] = split["targets"] + pages * fl["targets"]
-        d["lru"] = d["lru"] + pages * m.split_us_per_page  # (not +=: a lane's field)
+        d["lru"] = d["lru"] + split_lru  # (not +=: a lane's field)
         d["tlbis"] = split["tlbis"] + pages * fl["tlbis"]
         d["shootdowns"] = split["shootdowns"] + pages * fl["shootdowns"]
         d["dsbs"] = split["dsbs"] + pages * fl["dsbs"]
@@ -931,12 +930,46 @@ def madvise_pageout_us(m, kb: int) -> float:
     return sum(d[k] for k in own) - scan["cpu"] - d["lru"] + m.lru_hold_us_per_folio
 
 
+def split_work(m, pages: int):
+    """(CPU outside any lock, hold of the lruvec lock) of splitting an
+    anonymous large folio of ``pages`` pages to 4K, besides its flush
+    (:func:`split_pmd_thp`, :func:`split_pte_flush`) and the extra rmap walks
+    of v4.6-v4.10: ``split_us_per_folio`` + ``pages`` x ``split_us_per_page``,
+    both measured on 6.18 (``kvm_6_18_thp_split``, :func:`mmcost.swap.model._split_costs`).
+    Per folio: ``unmap_folio``'s one rmap walk under the anon_vma write lock
+    (held across the split), the refcount freeze, the deferred-split queue,
+    the lruvec lock's acquisition. Per page (``__split_huge_page`` /
+    ``__split_unmapped_folio`` and ``remap_page``, mm/huge_memory.c): the
+    tail's struct page, its migration entry and its PTE mapped back, and
+    ``remap_page``'s ``remove_migration_ptes`` for its new folio, an rmap
+    walk with the anon_vma already locked (RMP_LOCKED; ``unfreeze_page``'s
+    per-subpage walk on v4.x). Of that, the lruvec lock holds
+    ``split_locked_us_per_page`` (at most all of it): what
+    ``__split_huge_page`` does under ``folio_lruvec_lock`` per tail,
+    ``__split_huge_page_tail``'s struct page writes and its LRU add. Before
+    the measurement the model charged ``split_us_per_page`` (a guess, 0.5
+    us) all under the lock and each remap walk as a reference check's walk
+    (``reference_us_per_folio``, for a PMD THP only)."""
+    lru = pages * minimum(m.split_locked_us_per_page, m.split_us_per_page)
+    return m.split_us_per_folio + pages * m.split_us_per_page - lru, lru
+
+
+def split_pte_flush(m, pages: int, by_kswapd: bool = False) -> dict:
+    """The flush of splitting a PTE-mapped large folio of ``pages`` pages:
+    ``unmap_folio`` -> ``try_to_migrate`` turns each PTE into a migration
+    entry, with one batched flush for all of them from 3027c6f8eb9d (v6.8,
+    ``batched_split_flush``: TTU_BATCH_FLUSH) where reclaim batches its
+    flushes, else ``ptep_clear_flush`` per PTE."""
+    if m.switch("batched_unmap_flush") and m.switch("batched_split_flush"):
+        return flush(m, pages, 1, True, by_kswapd)
+    return {k: x * pages for k, x in flush(m, 1, 1, False, by_kswapd).items()}
+
+
 def split_pmd_thp(m, pages: int, by_kswapd: bool = False) -> tuple[dict, float]:
-    """The flush and the rmap walks of splitting a PMD-mapped THP of
-    ``pages`` pages (``split_huge_page_to_list``, mm/huge_memory.c, from
-    v4.6's freeze_page/unfreeze_page on the generic rmap walkers), besides
-    its PTE writes (512 migration entries, 512 PTEs mapped back) and
-    ``__split_huge_page_tail`` under the LRU lock (``split_us_per_page``):
+    """The flush of splitting a PMD-mapped THP of ``pages`` pages, and the
+    rmap walks it takes beyond :func:`split_work`'s
+    (``split_huge_page_to_list``, mm/huge_memory.c, from v4.6's
+    freeze_page/unfreeze_page on the generic rmap walkers):
 
     - ``freeze_page`` (``unmap_page`` from v4.18, ``unmap_folio`` later):
       ``try_to_unmap`` of the head with TTU_SPLIT_HUGE_PMD | TTU_MIGRATION ->
@@ -946,13 +979,16 @@ def split_pmd_thp(m, pages: int, by_kswapd: bool = False) -> tuple[dict, float]:
       full flush on x86; on arm64 one TLBI at the PMD's stride and a DSB);
       no PTE is present, so nothing is flushed per page (the
       per-PTE ``ptep_clear_flush`` that 3027c6f8eb9d, v6.8, batched is a
-      PTE-mapped folio's). One rmap walk, and from v4.6 to v4.10 one more
-      per tail page (``try_to_unmap(page + i)``, each finding the migration
-      entry: ``freeze_walk_once``, c7ab0d2fdc84, v4.11);
+      PTE-mapped folio's). One rmap walk (:func:`split_work`'s per-folio
+      part), and from v4.6 to v4.10 one more per tail page
+      (``try_to_unmap(page + i)``, each finding the migration entry:
+      ``freeze_walk_once``, c7ab0d2fdc84, v4.11), each charged
+      ``reference_us_per_folio`` (an rmap walk's set-up; with TTU_RMAP_LOCKED
+      it skips the anon_vma lock, so this is an upper bound);
     - ``unfreeze_page`` (``remap_page`` from v5.x): ``remove_migration_ptes``
-      once per subpage, an rmap walk each (``remap_page`` still loops over the
-      split folios in v6.x). ``remove_migration_pte`` maps each page back old
-      and, before 2e3468778dbe (v6.0, ``split_remap_dirty``), clean
+      once per subpage (:func:`split_work`'s per-page part).
+      ``remove_migration_pte`` maps each page back old and, before
+      2e3468778dbe (v6.0, ``split_remap_dirty``), clean
       (``pte_mkold(mk_pte())``; ``__split_huge_pmd_locked`` moved the PMD's
       dirty bit to PG_dirty), so the subpages' unmaps ask for no flush before
       their pageout: :func:`swap_out` charges one batched flush for the list.
@@ -962,15 +998,26 @@ def split_pmd_thp(m, pages: int, by_kswapd: bool = False) -> tuple[dict, float]:
     subpage before its pageout: 1024 flush rounds a THP where v4.8-v5.19
     take 2 (tests/test_swap_pmd_split.py counts them per kernel).
 
-    Each walk is charged ``reference_us_per_folio`` (an rmap walk's set-up:
-    anon_vma lock, interval-tree lookup, PGD-PMD walk, PTE lock). Returns
-    (the flush's holds, the walks)."""
+    Returns (the flush's holds, the extra walks)."""
     if m.arch == "arm64":  # flush_pmd_tlb_range: one TLBI at the PMD's stride and a DSB (as young_flush's)
         sync = dvm_flush(m, 1.0, 1.0)
     else:
         sync = flush(m, pages, 1, False, by_kswapd)
-    freeze = 1.0 if m.switch("freeze_walk_once") else float(pages)
-    return sync, freeze + pages
+    return sync, 0.0 if m.switch("freeze_walk_once") else float(pages - 1)
+
+
+def madvise_split_pageout_us(m, kb: int) -> float:
+    """The caller's time in ``madvise(MADV_PAGEOUT)`` for one large folio of
+    ``kb`` KiB whose last 4K page is not mapped (what
+    ``kvm_6_18_thp_split``'s 'split first' runs time, v6.x):
+    ``madvise_cold_or_pageout_pte_range`` finds fewer PTEs than the folio
+    has pages and splits it (``split_folio``: :func:`split_work` and
+    :func:`split_pte_flush`: the PMD was split when the page was zapped),
+    then reclaims each mapped page as a 4K folio (:func:`madvise_pageout_us`)."""
+    pages = kb // PAGE_KB
+    k = m.set(refill_pages_per_full_flush=0.0).at_kernel_speed()
+    cpu, lru = split_work(k, pages)
+    return cpu + lru + split_pte_flush(k, pages)["sender"] + (pages - 1) * madvise_pageout_us(m, PAGE_KB)
 
 
 def delay_split(m, split: dict, pages: int) -> dict[str, float]:
