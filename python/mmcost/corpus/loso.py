@@ -104,7 +104,7 @@ def source_rows(study, joint, fallback, is_member: bool) -> pd.DataFrame:
                                    "published": rows["value"].to_numpy(float), "predicted": pred["best"],
                                    "lo": pred["lo"], "hi": pred["hi"],
                                    "sigma": schema.published_sigma(rows)}))
-    if study.has_held_out() and not getattr(study, "held_out_refits", False):
+    if study.has_held_out() and study.in_leave_one_source_out:
         held = (study if fit is None else _with_fit(study, fit)).held_out()
         parts.append(held.assign(kind="held out", sigma=study.held_out_sigma())[
             ["kind", "metric", "configuration", "published", "predicted", "lo", "hi", "sigma"]])

@@ -66,6 +66,10 @@ class Study:
     #: Refused (ValueError) unless the runs record that machine (:meth:`machine`): a profile of another VM
     #: of the same kind is not a measurement of this one (a flush IPI cost 1.3-28.6 us on three 6.18 guests).
     PROFILE: ClassVar[tuple[str, str] | None] = None
+    #: whether leave-one-source-out (:mod:`mmcost.corpus.loso`) predicts this study's held-out rows: False
+    #: where they cannot be a source left out (each predicted from its own run's baseline, the priors they
+    #: test read off the same runs), which would shrink the structural error's estimate for nothing
+    in_leave_one_source_out: ClassVar[bool] = True
 
     def __init__(self):
         self._fit: FitResult | None = None
