@@ -54,13 +54,6 @@ def check(kb: int, mode: str, pages: int, folios: int, vm: dict, st: dict) -> st
     return ""
 
 
-def write_rows(rows: list[dict]) -> None:
-    """measurements.csv in the tidy schema's column order (mmcost.schema)."""
-    from mmcost import schema
-
-    schema.write_csv(rows, HERE / "measurements.csv", ("compressor", "kernel", "run", "note"))
-
-
 def main() -> int:
     from mmcost.measure import profile
 
@@ -113,7 +106,9 @@ def main() -> int:
             wait_zram_below(zid, 8 * 2**20)  # the previous run's objects are gone first
     finally:
         m.restore()
-    write_rows(rows)
+    from mmcost import schema  # measurements.csv in the tidy schema's column order
+
+    schema.write_csv(rows, HERE / "measurements.csv", ("compressor", "kernel", "run", "note"))
     return 0
 
 
