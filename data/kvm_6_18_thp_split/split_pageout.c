@@ -13,7 +13,7 @@
  *          folio is partially mapped; the timed MADV_PAGEOUT then finds fewer
  *          PTEs than the folio has pages and splits it to 4 KiB folios
  *          (madvise_cold_or_pageout_pte_range -> split_folio, mm/madvise.c,
- *          v6.x: unmap_folio's migration entries, __split_huge_page, remap_page's
+ *          v6.9 on: unmap_folio's migration entries, __split_huge_page, remap_page's
  *          remove_migration_ptes per new folio) before reclaiming each page
  *          alone.
  * The call's wall time is what is measured (CLOCK_MONOTONIC around it).

@@ -37,7 +37,7 @@ is 0.08 of the loop).
 Known miss, the base: predicted at 11.7 GB/s [7.1, 17.5] for 7.0 (+66%;
 +49% at 10.5 GB/s while the split's per-page work was a guess, 0.5 us under
 the lruvec lock plus a reference check's rmap walk per subpage, before it
-was measured on 6.18: ``kvm_6_18_thp_split``, 0.57 and 3.3 generic us a
+was measured on 6.18: ``kvm_6_18_thp_split``, 0.57 and 3.1 generic us a
 page and a folio, :func:`mmcost.swap.paths.split_work`).
 It was 6.4 GB/s (-9%) while the model split a PMD THP with 512 synchronous
 flushes and flushed each subpage again before its pageout, 1024 flush rounds

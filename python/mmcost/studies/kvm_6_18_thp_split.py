@@ -24,8 +24,9 @@ rows                                      n    how
                                                row here sets
 =======================================  ====  ========================================
 
-Measured: a split costs 0.31 us a page and 1.8 us a folio on this VM (0.57
-and 3.3 generic us at its kernel speed, 0.54), far less than the model
+Measured: a split costs 0.31 us a page and 1.7 us a folio on this VM (0.57
+and 3.1 generic us at its kernel speed, 0.54; the folio's local flush taken
+out), far less than the model
 charged before (0.5 us a page under the lruvec lock, a guess, plus a
 reference check's rmap walk per new folio for a PMD THP only, 0.9 generic
 us a page in all): ``remap_page``'s walks run with the anon_vma already
@@ -96,7 +97,9 @@ class Kvm618ThpSplit(Study):
 
     def _draws(self, kb: int, split: bool, rng) -> np.ndarray:
         """:meth:`difference` at draws of every prior of the model's parameters (the kernel paths', the
-        profile's measured costs, the table's), each relative to the parameter's value, floored at 0."""
+        profile's measured costs, the table's), each relative to the parameter's value, within its bounds
+        (drawn independently: split_us_per_page and split_us_per_folio, read off one line, are
+        anti-correlated, so the split's band is wider than theirs would make it)."""
         m = self._model(kb)
         params = [p for p in m.parameters if p.prior is not None and p.prior.value > 0 and p.value > 0]
         out = []
@@ -121,7 +124,9 @@ class Kvm618ThpSplit(Study):
                              "hi": rows["reference"] + d[:, 2]})
         data_rows = rows.assign(metric="reclaim_us_per_page", value=rows["measured"])
         config = [f"{v}, {run}" for v, run in zip(rows["variant"], rows["run"])]
-        return self._held_out_frame(data_rows, config, pred, stddev=repetition_sd(data_rows, ["variant"]))
+        # a row's sigma: the spread of what is predicted, the run's difference from its own 4K region
+        paired = rows.assign(value=rows["measured"] - rows["reference"])
+        return self._held_out_frame(data_rows, config, pred, stddev=repetition_sd(paired, ["variant"]))
 
     def fitted_rows(self):
         d = self.data()

@@ -943,7 +943,9 @@ def split_work(m, pages: int):
     tail's struct page, its migration entry and its PTE mapped back, and
     ``remap_page``'s ``remove_migration_ptes`` for its new folio, an rmap
     walk with the anon_vma already locked (RMP_LOCKED; ``unfreeze_page``'s
-    per-subpage walk on v4.x). Of that, the lruvec lock holds
+    per-subpage walk on v4.x; from v6.12 it also compares each page with the
+    zero page, RMP_USE_SHARED_ZEROPAGE, which the measured data end at their
+    first word). Of that, the lruvec lock holds
     ``split_locked_us_per_page`` (at most all of it): what
     ``__split_huge_page`` does under ``folio_lruvec_lock`` per tail,
     ``__split_huge_page_tail``'s struct page writes and its LRU add. Before
@@ -1009,9 +1011,9 @@ def split_pmd_thp(m, pages: int, by_kswapd: bool = False) -> tuple[dict, float]:
 def madvise_split_pageout_us(m, kb: int) -> float:
     """The caller's time in ``madvise(MADV_PAGEOUT)`` for one large folio of
     ``kb`` KiB whose last 4K page is not mapped (what
-    ``kvm_6_18_thp_split``'s 'split first' runs time, v6.x):
-    ``madvise_cold_or_pageout_pte_range`` finds fewer PTEs than the folio
-    has pages and splits it (``split_folio``: :func:`split_work` and
+    ``kvm_6_18_thp_split``'s 'split first' runs time, v6.9 on; before, it
+    split every PTE-mapped large folio): ``madvise_cold_or_pageout_pte_range``
+    finds fewer PTEs than the folio has pages and splits it (``split_folio``: :func:`split_work` and
     :func:`split_pte_flush`: the PMD was split when the page was zapped),
     then reclaims each mapped page as a 4K folio (:func:`madvise_pageout_us`)."""
     pages = kb // PAGE_KB
