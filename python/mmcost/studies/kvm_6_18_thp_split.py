@@ -50,13 +50,12 @@ import pandas as pd
 
 from ..swap import SwapModel
 from ..swap.constants import PAGE_KB
+from ..swap.model import SPLIT_PROFILE
 from ..swap.paths import madvise_pageout_us, madvise_split_pageout_us
 from ._study import Section, Study, repetition_sd
 
 #: the sizes whose split runs give the split's costs (mmcost.swap.model._split_costs)
 READ_KB = (64, 2048)
-#: the machine profile measured on the same boot (checked by mmcost.swap.model._split_costs)
-PROFILE = ("kvm_6_18_swapin", "second_vm_profile_b.toml")
 N_DRAWS = 200
 
 
@@ -84,8 +83,8 @@ class Kvm618ThpSplit(Study):
         """The source's model on the machine profile of the same boot (source.toml's machine_boot_id)."""
         from .. import datasets
 
-        return SwapModel(**{**self._model_fields(), "cpu_model": str(datasets.path(PROFILE[0]) / PROFILE[1]),
-                            "folio_kb": kb, "swapped_share": 1.0})
+        profile = datasets.path(SPLIT_PROFILE[0]) / SPLIT_PROFILE[1]
+        return SwapModel(**{**self._model_fields(), "cpu_model": str(profile), "folio_kb": kb, "swapped_share": 1.0})
 
     @staticmethod
     def difference(m: SwapModel, kb: int, split: bool) -> float:

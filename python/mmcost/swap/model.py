@@ -69,6 +69,10 @@ def _free_lines() -> tuple[float, float, str]:
 ZS_FREE_SERIAL_US, FREE_LINE_US, FREE_LINE_SOURCE = _free_lines()
 
 
+#: the machine profile of the boot kvm_6_18_thp_split ran on (its kernel speed; checked by _split_costs)
+SPLIT_PROFILE = ("kvm_6_18_swapin", "second_vm_profile_b.toml")
+
+
 def _split_costs() -> tuple[tuple[float, float], tuple[float, float], str]:
     """What splitting an anonymous large folio to 4K costs, per page and per
     folio, in generic microseconds, from this project's own measurement
@@ -101,7 +105,7 @@ def _split_costs() -> tuple[tuple[float, float], tuple[float, float], str]:
     slope = (b_val - a_val) / span
     slope_se = np.hypot(a_se, b_se) / span
     share = 64 // PAGE_KB / span  # the intercept is a (1 + share) - b share
-    profile_path = datasets.path("kvm_6_18_swapin") / "second_vm_profile_b.toml"
+    profile_path = datasets.path(SPLIT_PROFILE[0]) / SPLIT_PROFILE[1]
     profile = tomllib.loads(profile_path.read_text())
     if profile["machine"]["boot_id"] != src["machine_boot_id"]:
         raise RuntimeError("kvm_6_18_thp_split was not measured on the VM of second_vm_profile_b.toml")
