@@ -117,6 +117,42 @@ def test_same_seed_same_result_with_one_or_two_threads():
     assert other.system["throughput_per_s"] != one.system["throughput_per_s"]
 
 
+@pytest.mark.parametrize("cpus", [4, 8])
+def test_a_site_taken_count_times_is_attributed_per_acquisition(cpus):
+    """Site A takes the lock 4 times per operation (1 us each), site B once (4 us): the real network
+    (A as four sites) simulated, against the lumped one (A once for 4 us with count=4) solved by MVA.
+    A queued lock serves acquisitions in turn, so A spins 4 times as much as B, and counts 4 times the
+    acquisitions; per lumped visit the two would spin alike (1:1). Tolerances: throughput 5%, each
+    site's spinning and acquisitions 10% (the lumped network's holds are longer and fewer: its waits
+    run a few % long at 4 CPUs)."""
+    real = LockSystem(cpus, (Lock("L"),), (Work(E(20.0)),) + tuple(Critical("L", f"A{i}", E(1.0)) for i in range(4))
+                      + (Critical("L", "B", E(4.0)),))
+    lumped = LockSystem(cpus, (Lock("L"),), (Work(E(20.0)), Critical("L", "A", E(4.0), count=4), Critical("L", "B", E(4.0))))
+    sim, exact = real.simulate(ops=100_000, replications=6, seed=SEED, progress=False), lumped.analytic()
+    assert exact.system["throughput_per_s"] == pytest.approx(sim.system["throughput_per_s"], rel=0.05)
+    sites = sim.sites
+    spin_a, acq_a = sites.loc[[f"A{i}" for i in range(4)], ["spin_share_pct", "acquisitions_per_s"]].sum()
+    assert exact.sites.loc["A", "spin_share_pct"] == pytest.approx(spin_a, rel=0.1)
+    assert exact.sites.loc["B", "spin_share_pct"] == pytest.approx(sites.loc["B", "spin_share_pct"], rel=0.1)
+    assert exact.sites.loc["A", "acquisitions_per_s"] == pytest.approx(acq_a, rel=0.1)
+    assert exact.locks.loc["L", "acquisitions_per_s"] == pytest.approx(sim.locks.loc["L", "acquisitions_per_s"], rel=0.1)
+    assert exact.locks.loc["L", "wait_per_acquisition_us"] == pytest.approx(sim.locks.loc["L", "wait_per_acquisition_us"],
+                                                                           rel=0.1)
+    # the totals are the lumped network's own, and the DES of it re-expressed alike
+    plain = LockSystem(cpus, (Lock("L"),), (Work(E(20.0)), Critical("L", "A", E(4.0)), Critical("L", "B", E(4.0)))).analytic()
+    assert exact.locks.loc["L", "wait_total_us_per_s"] == pytest.approx(plain.locks.loc["L", "wait_total_us_per_s"], rel=1e-12)
+    assert exact.sites["spin_share_pct"].sum() == pytest.approx(plain.sites["spin_share_pct"].sum(), rel=1e-12)
+    lumped_sim = lumped.simulate(ops=100_000, replications=6, seed=SEED, progress=False)
+    assert lumped_sim.sites.loc["A", "spin_share_pct"] / lumped_sim.sites.loc["B", "spin_share_pct"] == pytest.approx(4.0, rel=1e-3)
+    assert np.isnan(exact.sites.loc["A", "wait_max_us"]) and np.isnan(lumped_sim.sites.loc["A", "wait_sd_us"])
+
+
+@pytest.mark.parametrize("count", [0.0, -1.0, float("nan"), "4"])
+def test_a_site_count_must_be_a_positive_number(count):
+    with pytest.raises((ValueError, TypeError), match=r"stages\[1\].count"):
+        LockSystem(2, (Lock("L"),), (Work(E(1.0)), Critical("L", "cs", E(1.0), count=count)))
+
+
 def test_ctrl_c_stops_cleanly():
     s = LockSystem(8, (Lock("L"),), (Work(E(1.0)), Critical("L", "cs", E(0.3))))
     before = threading.active_count()

@@ -145,12 +145,22 @@ class Critical:
     ``irq_disabled``: the section runs under ``spin_lock_irq``/``_irqsave``, so
     interrupts arriving during the hold wait until the unlock and run outside
     the lock; with a plain ``spin_lock`` they run inside and stretch the hold
-    (see :class:`LockSystem`'s ``irq_rate_per_us``)."""
+    (see :class:`LockSystem`'s ``irq_rate_per_us``).
+
+    ``count``: how many times the lock is taken at this site per operation,
+    ``hold`` being their total (a 2M THP split to 4K pages enters the swap
+    cache 512 times, one page per ``__add_to_swap_cache``; a whole THP once).
+    The network holds the lock once for ``hold`` (for exponential holds MVA's
+    residence at a station depends on its demand, not on how it is cut into
+    visits), and the results count every acquisition and give each the
+    lock's mean wait: a queued spinlock's waiter waits for what is ahead of
+    it, not for its own hold (:meth:`LockSystem._per_acquisition`)."""
 
     lock: str
     site: str
     hold: Dist
     irq_disabled: bool = False
+    count: float = 1.0
 
 
 #: LockResult's columns, in order
@@ -565,6 +575,8 @@ class LockSystem(Mechanism):
                 if st.lock not in known:
                     raise ValueError(f"stages[{i}].lock: unknown lock {st.lock!r}; locks are {names}")
                 st.hold.check(f"stages[{i}].hold")
+                with v.checking_lanes():
+                    v.scalar(f"stages[{i}].count", st.count, positive=True)
                 if st.lock in ticket and st.hold.kind != "exponential":
                     raise ValueError(f"stages[{i}].hold: a ticket lock's hold must be exponential (Boyd-Wickizer Markov model)")
                 if st.lock in ticket and self.irq_load > 0:
@@ -699,9 +711,9 @@ class LockSystem(Mechanism):
         return net, top
 
     def _lane_from_mva(self, net: _Stations, i: int, x: float, x_before: float, qlen) -> LockResult:
-        return self._from_mva(net.lane(i), x, x_before, qlen)
+        return self._from_mva(net.lane(i), x, x_before, qlen, lane=i)
 
-    def _from_mva(self, net: _Stations, x: float, x_before: float, qlen) -> LockResult:
+    def _from_mva(self, net: _Stations, x: float, x_before: float, qlen, lane: int | None = None) -> LockResult:
         """The result from MVA's X(N), X(N-1) and Q_k(N) of :meth:`_stations`' network."""
         per_lock, per_site = {}, {}
         first = 0  # the lock's partition 0 among the stations
@@ -717,7 +729,8 @@ class LockSystem(Mechanism):
             per_lock[lk.name] = dict(acquisitions=x * vis, contended=x * vis * busy_seen, wait=wait, util=x * demand)
             for site, _, _ in net.sites_of[lk.name]:
                 per_site[site] = dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=wait)
-        return self._result(x, per_lock, per_site, "analytic", note=self._approximation_note(net, x, x_before, approximate))
+        return self._result(x, per_lock, per_site, "analytic", note=self._approximation_note(net, x, x_before, approximate),
+                            lane=lane)
 
     def _approximation_note(self, net: _Stations, x: float, x_before: float, approximate: list) -> str:
         """:class:`LockResult`'s ``note``: where MVA is not exact here and what its known bias did."""
@@ -759,7 +772,7 @@ class LockSystem(Mechanism):
         per_site = {c.site: dict(lock=lk.name, acquisitions=x, contended=x * busy_seen, wait=waiting / x)}
         return self._result(x, per_lock, per_site, "analytic")
 
-    def _result(self, x_per_us, per_lock, per_site, solver, note="") -> LockResult:
+    def _result(self, x_per_us, per_lock, per_site, solver, note="", lane: int | None = None) -> LockResult:
         """``per_lock``/``per_site``: acquisitions and contended acquisitions per us, ``wait`` the mean
         wait per acquisition and ``wait_contended`` per contended acquisition; where that is absent,
         wait x acquisitions / contended (the same total wait). The analytic solvers' rows; the DES
@@ -781,7 +794,66 @@ class LockSystem(Mechanism):
                         "wait_per_acquisition_us": wait, "wait_total_us_per_s": wait * acq * US_PER_S,
                         "wait_max_us": d.get("wait_max", nan), "wait_sd_us": d.get("wait_sd", nan),
                         "spin_share_pct": 100 * wait * acq / cpus}
+        self._per_acquisition(locks, sites, lane)
         return LockResult(system, locks, sites, solver, note)
+
+    def _per_acquisition(self, locks: dict, sites: dict, lane: int | None) -> None:
+        """Re-express, in place, the rows of each lock some site of which takes
+        it ``count`` != 1 times per operation (:class:`Critical`): every site's
+        acquisitions and contended acquisitions times its count, and one wait
+        per acquisition for the whole lock, its total wait over its
+        acquisitions (a queued spinlock serves its waiters in turn, so an
+        acquisition waits for the holds ahead of it whatever its own hold; a
+        site's spinning is its share of the acquisitions). The totals (wait
+        per second, utilisation, throughput) do not change. The longest wait
+        and the spread of single waits are not known per acquisition: NaN.
+        ``lane``: a lane model's lane (its counts may be arrays)."""
+        counts: dict = {}
+        for c in self.critical:
+            n = c.count if lane is None else lanes.take(c.count, lane)
+            if isinstance(n, np.ndarray):
+                if not (n == n.flat[0]).all():
+                    raise ValueError(f"stages: the count of {c.site!r} differs between lanes; solve each lane "
+                                     "(analytic_lanes)")
+                n = n.flat[0]
+            if c.site in sites and n != 1:
+                counts.setdefault(c.lock, {})[c.site] = float(n)
+        cpus, nan = float(self.cpus), math.nan
+        for lock, at in counts.items():
+            mine = {k: r for k, r in sites.items() if r["lock"] == lock}
+            n = {k: at.get(k, 1.0) for k in mine}
+            visits = sum(r["acquisitions_per_s"] for r in mine.values())
+            taken = sum(r["acquisitions_per_s"] * n[k] for k, r in mine.items())
+            if taken <= 0:
+                continue
+            total = sum(r["wait_total_us_per_s"] for r in mine.values())
+            wait = total / taken
+            # (the simulation's half-width of that mean: its sites' half-widths, weighted as their waits)
+            half = sum(r.get("wait_per_acquisition_us_ci99", 0.0) * r["acquisitions_per_s"] for r in mine.values()) / taken
+            for k, r in mine.items():
+                share = r["contended_per_s"] / r["acquisitions_per_s"] if r["acquisitions_per_s"] else 0.0
+                r["acquisitions_per_s"] *= n[k]
+                r["contended_per_s"] *= n[k]
+                r.update(wait_per_acquisition_us=wait, wait_total_us_per_s=wait * r["acquisitions_per_s"],
+                         wait_avg_us=wait / share if share > 0 else 0.0, wait_max_us=nan, wait_sd_us=nan,
+                         spin_share_pct=100 * wait * r["acquisitions_per_s"] / US_PER_S / cpus)
+                for key in ("acquisitions_per_s_ci99", "contended_per_s_ci99"):
+                    if key in r:
+                        r[key] *= n[k]
+                if "wait_per_acquisition_us_ci99" in r:
+                    r.update(wait_per_acquisition_us_ci99=half, wait_avg_us_ci99=half / share if share > 0 else 0.0,
+                             spin_share_pct_ci99=100 * half * r["acquisitions_per_s"] / US_PER_S / cpus)
+            row = locks[lock]
+            scale = taken / visits
+            row["acquisitions_per_s"] *= scale
+            row["contended_per_s"] *= scale
+            row.update(wait_per_acquisition_us=wait, wait_max_us=nan,
+                       wait_avg_us=total / row["contended_per_s"] if row["contended_per_s"] > 0 else 0.0)
+            for key in ("acquisitions_per_s_ci99", "contended_per_s_ci99"):
+                if key in row:
+                    row[key] *= scale
+            if "wait_per_acquisition_us_ci99" in row:
+                row["wait_per_acquisition_us_ci99"] /= scale
 
     def usl_comparison(self, cpus=range(1, 65), fit_cpus=None):
         """Fit the USL to this system's own analytic throughput curve and show
@@ -985,4 +1057,5 @@ class LockSystem(Mechanism):
                 "wait_max_us": stage_max[j], "wait_sd_us": stage_sd[j], "spin_share_pct": 100 * w * a / cpus,
                 "acquisitions_per_s_ci99": ha * US_PER_S, "contended_per_s_ci99": hc * US_PER_S,
                 "wait_per_acquisition_us_ci99": hw, "spin_share_pct_ci99": hs, "wait_avg_us_ci99": hwc}
+        self._per_acquisition(locks, sites, None)
         return LockResult(system, locks, sites, "simulate")

@@ -91,6 +91,12 @@ HOLDS: dict[str, tuple[str, str]] = {
 #: share s (1/s folios are written per folio swapped)
 PER_WRITTEN = frozenset(k for k in HOLDS if k == "fault" or k.endswith("_fault"))
 
+#: the keys whose lock a path takes a known number of times per operation, which it states as
+#: ``"n:" + key`` beside the hold (:attr:`mmcost.locks.Critical.count`: the hold is their total): a
+#: split THP's 512 swap cache inserts, one slot allocation per 64 with the slot cache. Any other key is
+#: taken once per operation.
+COUNTED = ("slot", "avail", "cache_insert", "cache_delete", "tags", "map_dup", "map_count", "map_free")
+
 
 # --- lines a contended section moves from the CPU that held its lock last --------------------------------
 #: cache lines each call site of the swap cache's tree_lock (v4.7-v4.10) writes that the previous holder,
@@ -849,7 +855,11 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
                   if m.switch("writeback_tags") else 0.0),
          "map_dup": map_holds[0] * map_hold, "map_count": map_holds[1] * map_hold,
          "map_free": map_holds[2] * map_hold,
-         "dram_fault": 4096.0 * pages}
+         "dram_fault": 4096.0 * pages,
+         # how often each of those locks is taken (COUNTED): per allocation call, per folio entering and
+         # leaving the swap cache (each tag site once a folio), per PTE, per writeback and per entry freed
+         "n:slot": calls, "n:avail": calls, "n:cache_insert": float(units), "n:cache_delete": float(units),
+         "n:tags": float(units), "n:map_dup": float(pages), "n:map_count": float(units), "n:map_free": float(pages)}
 
     def flushes(n_entries, folios):  # flush rounds per folio and their cost
         if not batched:  # one flush per PTE as it is cleared (ptep_clear_flush)
@@ -1064,6 +1074,7 @@ def delay_split(m, split: dict, pages: int) -> dict[str, float]:
     d = dict(split)
     d["slot"] = slot_hold_us(m) + pages * m.slot_us_per_slot
     d["avail"] = avail_hold_us(m) if si_era else 0.0
+    d["n:slot"] = d["n:avail"] = d["n:cache_insert"] = 1.0  # one allocation, one insert a THP
     d["cache_insert"] = (m.swapcache_us_per_folio + pages * m.swapcache_us_per_page) / 2 \
         + TREE_LOCK_LINES["__add_to_swap_cache"] * moved
     cold = (pages - 1) * m.cold_line_us  # the tails' struct pages, first touched under the insert's lock
@@ -1085,6 +1096,7 @@ def swap_out_sized(m, kb: int, by_kswapd: bool = False, dirty: bool = True) -> d
             return one
         split = swap_out(m, kb, False, by_kswapd, dirty)
         split["slot"] += slot_hold_us(m)  # the failed contiguous scan
+        split["n:slot"] += 1.0
         return {k: (1 - f) * one[k] + f * split[k] for k in one}
     if kb == PMD_KB and m.switch("thp_swap_delay_split"):
         return delay_split(m, swap_out(m, kb, False, by_kswapd, dirty), pages)
@@ -1221,12 +1233,13 @@ def swap_in(m, kb: int) -> dict[str, float]:
     d = {"memcg": memcg_charges(m, pages, 0)[0] * m.memcg_charge_hold_us,
          "zone": 0.0 if on_pcp(m, pages) else zone_hold_us(m),
          "lru_add": m.lru_hold_us_per_folio, "dram": dev["dram"],
-         "cache_insert": 0.0, "cache_delete": 0.0}
+         "cache_insert": 0.0, "cache_delete": 0.0, "n:cache_insert": 0.0, "n:cache_delete": 0.0}
     if m.switch("swapin_skip_swapcache"):
         cpu = cpu + 2 * pages * m.slot_us_per_slot  # swapcache_prepare + swapcache_clear
     else:
         cache = m.swapcache_us_per_folio + pages * m.swapcache_us_per_page
         d["cache_insert"], d["cache_delete"] = cache / 2, cache / 2
+        d["n:cache_insert"] = d["n:cache_delete"] = 1.0  # the folio enters and leaves once
     if key is not None:
         d[key] = pages * per_entry
     else:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..lanes import any_of
+from ..lanes import any_of, where
 from ..locks import Critical, Dist, Lock, LockSystem, Work
 from .paths import PER_WRITTEN, lru_lock_partitions, slot_partitions
 
@@ -136,6 +136,20 @@ def amount(d: dict, keys: tuple[str, ...], s) -> Any:
     return out
 
 
+def count(d: dict, keys: tuple[str, ...], s) -> Any:
+    """A site's acquisitions per folio swapped (:attr:`mmcost.locks.Critical.count`): the path's
+    counts of its keys (``"n:" + key``, :data:`mmcost.swap.paths.COUNTED`) summed, a key without one
+    taken once, the per-folio-written ones divided by the swapped share ``s``; None where the path counts
+    none of them (once)."""
+    if not any("n:" + key in d for key in keys):
+        return None
+    out = 0.0
+    for key in keys:
+        n = d.get("n:" + key, 1.0)
+        out = out + (n / s if key in PER_WRITTEN else n)
+    return out
+
+
 def _site_on(site: Site, m, x) -> bool:
     if site.when == "always":
         return True
@@ -167,8 +181,11 @@ def network(m, rows: tuple[Station, ...], d: dict, work, population: int, s=1.0,
             x = amount(d, keys, s)
             if _site_on(site, m, x):
                 us = x if row.to_us is None else row.to_us(m, x)
+                n = count(d, keys, s)
+                # (a site held for nothing, as "always" sites may be, is taken once: its count is no count)
+                n = 1.0 if n is None else where(x > 0, n, 1.0)
                 here.append(Critical(row.name, site.name, Dist.exponential(us),
-                                     irq_disabled=row.kind == "spin_lock_irq"))
+                                     irq_disabled=row.kind == "spin_lock_irq", count=n))
         if here:
             stages += here
             locks.append(Lock(row.name) if row.partitions is None
