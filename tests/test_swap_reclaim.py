@@ -142,6 +142,25 @@ def test_the_lru_lock_covers_a_zone_a_node_or_a_lruvec_by_era(kernel, scope, par
     assert [lk for lk in model(numa_nodes=2).system().locks if lk.name == "lru_lock"][0].partitions == 2
 
 
+@pytest.mark.parametrize("kernel, batch", [("6.6", 15), ("6.12", 31)])
+def test_each_site_counts_the_acquisitions_the_kernel_makes(kernel, batch):
+    """Per 4K folio swapped on classic LRU (v5.9 on, every folio young: two passes), the lruvec lock is
+    taken twice a pass per isolation batch of SWAP_CLUSTER_MAX = 32 folios (isolate_lru_folios,
+    move_folios_to_lru): 4/32; per folio written once per lru_add folio_batch (PAGEVEC_SIZE 15, 31 from
+    v6.10), 1/s written per folio swapped; zsmalloc's class lock once (zs_malloc); the slot cache refills
+    under si->lock and swap_avail_lock once per 64 slots (to v6.13). Reported per acquisition, whatever
+    the holds are (locks.Critical.count)."""
+    m = model(kernel=kernel, lru_gen=False, referenced_share=1.0)
+    r = m.solve()
+    sites = r.details["locks"].sites["acquisitions_per_s"]
+    per_folio = sites["zs_malloc"]
+    assert per_folio == pytest.approx(r["folios_per_s"], rel=1e-9)
+    assert sites["isolate_lru_folios"] == pytest.approx(per_folio * 2 * 2 / 32, rel=1e-12)
+    assert sites["folio_batch_move_lru"] == pytest.approx(per_folio / m._swapped_share() / batch, rel=1e-12)
+    assert sites["get_swap_pages"] == pytest.approx(per_folio / 64, rel=1e-12)
+    assert sites["get_swap_pages_avail"] == pytest.approx(per_folio / 64, rel=1e-12)
+
+
 def test_separate_lruvec_locks_never_slow_swap_out():
     def rate(kernel):
         return model(processes=16, memcgs=16, memcg_mb=256, kernel=kernel, lru_hold_us_per_folio=3.0, slot_cache=True,

@@ -95,7 +95,8 @@ PER_WRITTEN = frozenset(k for k in HOLDS if k == "fault" or k.endswith("_fault")
 #: ``"n:" + key`` beside the hold (:attr:`mmcost.locks.Critical.count`: the hold is their total): a
 #: split THP's 512 swap cache inserts, one slot allocation per 64 with the slot cache. Any other key is
 #: taken once per operation.
-COUNTED = ("slot", "avail", "cache_insert", "cache_delete", "tags", "map_dup", "map_count", "map_free")
+COUNTED = ("lru", "lru_fault", "lru_add", "slot", "avail", "cache_insert", "cache_delete", "tags", "map_dup",
+           "map_count", "map_free")
 
 
 # --- lines a contended section moves from the CPU that held its lock last --------------------------------
@@ -753,7 +754,9 @@ def lru_scan(m, pages: int, entries: int, tails: int = 0) -> dict:
     if not mglru:
         lru = lru + (scans - 1) * m.lru_hold_us_per_folio
     batch = m.switch("lru_add_batch") if pages == 1 else 1
-    return dict(cpu=cpu, lru=lru, lru_fault=m.lru_hold_us_per_folio + moved / batch)
+    # (and how often each side takes the lock: per isolation batch twice a pass, per folio_batch once)
+    return dict(cpu=cpu, lru=lru, lru_fault=m.lru_hold_us_per_folio + moved / batch, n_lru=2 * scans / per_hold,
+                n_lru_fault=1.0 / batch)
 
 
 def stats_line_us(m, writes: float) -> float:
@@ -858,7 +861,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
          "dram_fault": 4096.0 * pages,
          # how often each of those locks is taken (COUNTED): per allocation call, per folio entering and
          # leaving the swap cache (each tag site once a folio), per PTE, per writeback and per entry freed
-         "n:slot": calls, "n:avail": calls, "n:cache_insert": float(units), "n:cache_delete": float(units),
+         "n:lru": scan["n_lru"], "n:lru_fault": scan["n_lru_fault"], "n:slot": calls, "n:avail": calls, "n:cache_insert": float(units), "n:cache_delete": float(units),
          "n:tags": float(units), "n:map_dup": float(pages), "n:map_count": float(units), "n:map_free": float(pages)}
 
     def flushes(n_entries, folios):  # flush rounds per folio and their cost
@@ -904,6 +907,7 @@ def swap_out(m, kb: int, whole: bool, by_kswapd: bool = False, dirty: bool = Tru
                                    + fl["sender"]) + scan["cpu"])
         d["targets"] = split["targets"] + pages * fl["targets"]
         d["lru"] = d["lru"] + split_lru  # (not +=: a lane's field)
+        d["n:lru"] = d["n:lru"] + 1.0  # the split holds it once for every tail
         d["tlbis"] = split["tlbis"] + pages * fl["tlbis"]
         d["shootdowns"] = split["shootdowns"] + pages * fl["shootdowns"]
         d["dsbs"] = split["dsbs"] + pages * fl["dsbs"]
@@ -1127,7 +1131,7 @@ def swap_out_mix(m, by_kswapd: bool = False, resident: bool = False) -> tuple[di
     per_swapped = sum(v for _, v, _ in per_size)
     kib = 1.0 / per_swapped  # the average folio swapped
     # the reclaim side per average folio swapped; the fault side per the kib / s KiB written with it
-    d = {k: (kib * sum(w * st[k] for w, _, st in per_size) if k in PER_WRITTEN
+    d = {k: (kib * sum(w * st[k] for w, _, st in per_size) if k.removeprefix("n:") in PER_WRITTEN
              else sum(v * st[k] for _, v, st in per_size) / per_swapped) for k in per_size[0][2]}
     return d, kib
 
@@ -1233,7 +1237,8 @@ def swap_in(m, kb: int) -> dict[str, float]:
     d = {"memcg": memcg_charges(m, pages, 0)[0] * m.memcg_charge_hold_us,
          "zone": 0.0 if on_pcp(m, pages) else zone_hold_us(m),
          "lru_add": m.lru_hold_us_per_folio, "dram": dev["dram"],
-         "cache_insert": 0.0, "cache_delete": 0.0, "n:cache_insert": 0.0, "n:cache_delete": 0.0}
+         "cache_insert": 0.0, "cache_delete": 0.0, "n:cache_insert": 0.0, "n:cache_delete": 0.0,
+         "n:lru_add": 1.0 / (m.switch("lru_add_batch") if pages == 1 else 1)}  # folio_add_lru's folio_batch
     if m.switch("swapin_skip_swapcache"):
         cpu = cpu + 2 * pages * m.slot_us_per_slot  # swapcache_prepare + swapcache_clear
     else:

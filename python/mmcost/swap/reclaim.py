@@ -220,6 +220,8 @@ def readback_network(m) -> tuple[LockSystem, dict]:
                 out[key] = out.get(key, 0.0) + (1.0 - dirty) * w * x
         for key in PER_WRITTEN & set(out):  # no write faults in a read-back
             out[key] = 0.0
+            if "n:" + key in out:
+                out["n:" + key] = 0.0
         d = {key: d.get(key, 0.0) + out.get(key, 0.0) for key in set(d) | set(out)}
         work = work + out["reclaim"] + out["targets"]
     d.setdefault("dram_fault", 0.0)
