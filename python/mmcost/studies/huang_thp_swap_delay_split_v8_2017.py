@@ -34,7 +34,7 @@ the swapped share from the base ratio over those windows (0.604 for the
 ratio 0.562: the exit, with the slot cache returning entries 64 at a time,
 is 0.08 of the loop).
 
-Known miss, the base: predicted at 11.7 GB/s [7.1, 17.5] for 7.0 (+66%;
+Known miss, the base: predicted at 11.7 GB/s [4.7, 15.0] for 7.0 (+66%;
 +49% at 10.5 GB/s while the split's per-page work was a guess, 0.5 us under
 the lruvec lock plus a reference check's rmap walk per subpage, before it
 was measured on 6.18: ``kvm_6_18_thp_split``, 0.57 and 3.1 generic us a
@@ -51,7 +51,10 @@ every CPU writes it at each page's insert and delete, moved from another
 CPU's cache 7 times in 8 with 8 writers). With seed 004's costs (fitted on 4K pages, whose every
 pageout does flush first) the v4.11 split path is then 3.3 us of reclaim
 CPU a swapped page and the base needs ~2.4 us a page more than it has.
-Not modelled, and candidates for it: THP allocations that find no free
+The bands draw the THP share, which the thread does not state
+(:data:`.huang_thp_swap_delay_split_2016.THP_SHARE_PRIOR`: every fault a
+THP at the prediction, fewer in half the draws): at half the pages in
+THPs the base is 8.1 GB/s, and the gain +3.9%. Not modelled, and candidates for it: THP allocations that find no free
 2M block because the split THPs come back as 4K pages (compaction, whose
 page migrations flush one page at a time before v6.3's 7e12beb8ca2a: the
 next step of the series, bd4c82c22c36, reports 78.9% fewer IPIs once the
@@ -63,7 +66,7 @@ processes, and the thread does not say on what. (The THP's 511 cold tail
 their first touch into the insert, :func:`mmcost.swap.paths.delay_split`,
 the same CPU time here, where the trunk's lock is no station.)
 
-The gain: +12.0% [+3, +22] for +21.2% (swap-out +11.0% for +14.9% and the
+The gain: +12.0% [-0.4, +20.2] for +21.2% (swap-out +11.0% for +14.9% and the
 job's time -9.9% for -16.2%), all three within 10 points since the split's
 costs are measured (+9.6% before: less of the split under the lruvec lock,
 so the same saving is a larger share of a faster base); at the published
