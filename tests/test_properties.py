@@ -8,6 +8,7 @@ CI runs MMCOST_HYPOTHESIS_EXAMPLES (default 200) examples per property;
 runs ten thousand."""
 
 import math
+from dataclasses import replace
 import os
 import re
 from fractions import Fraction
@@ -164,6 +165,33 @@ def test_lock_analytic_within_the_asymptotic_bounds(cpus, sections, work, partit
     assert x <= min(cpus / total, 1 / max(demand.values())) * (1 + 1e-9)
     for row in res.site_values.values():
         assert all(math.isfinite(v) for k, v in row.items() if k not in ("lock", "wait_max_us", "wait_sd_us"))
+
+
+@MECH
+@given(st.integers(1, 64), st.lists(st.tuples(st.integers(0, 1), st.floats(1e-3, 1e3), st.floats(1e-3, 1e3)),
+                                    min_size=1, max_size=5), st.floats(1e-2, 1e3))
+def test_counted_sites_keep_the_totals_and_share_one_wait_per_acquisition(cpus, sections, work):
+    """Critical.count re-expresses a lock's numbers per acquisition: the throughput, utilisation and total
+    wait are those of the same network without counts; a lock's acquisitions are its sites' sum; every
+    site of a counted lock waits the lock's mean wait; spinning shares add up to the same total."""
+    locks = (Lock("L0"), Lock("L1"))
+    plain = [Critical(f"L{lock}", f"site{j}", Dist.exponential(hold)) for j, (lock, hold, _) in enumerate(sections)]
+    counted = [replace(c, count=n) for c, (_, _, n) in zip(plain, sections)]
+    a = LockSystem(cpus, locks, (Work(Dist.exponential(work)), *plain)).analytic()
+    b = LockSystem(cpus, locks, (Work(Dist.exponential(work)), *counted)).analytic()
+    assert b.throughput_per_s == a.throughput_per_s
+    for name, row in b.lock_values.items():
+        assert row["utilization"] == a.lock_values[name]["utilization"]
+        assert row["wait_total_us_per_s"] == pytest.approx(a.lock_values[name]["wait_total_us_per_s"], rel=1e-9)
+        mine = [r for r in b.site_values.values() if r["lock"] == name]
+        assert row["acquisitions_per_s"] == pytest.approx(sum(r["acquisitions_per_s"] for r in mine), rel=1e-9)
+        assert sum(r["spin_share_pct"] for r in mine) == pytest.approx(
+            sum(r["spin_share_pct"] for r in a.site_values.values() if r["lock"] == name), rel=1e-9, abs=1e-12)
+        for r in mine:
+            assert r["wait_per_acquisition_us"] == pytest.approx(row["wait_per_acquisition_us"], rel=1e-9)
+    for c in counted:
+        assert b.site_values[c.site]["acquisitions_per_s"] == pytest.approx(
+            a.site_values[c.site]["acquisitions_per_s"] * c.count, rel=1e-9)
 
 
 @MECH
