@@ -145,6 +145,13 @@ def test_a_site_taken_count_times_is_attributed_per_acquisition(cpus):
     lumped_sim = lumped.simulate(ops=100_000, replications=6, seed=SEED, progress=False)
     assert lumped_sim.sites.loc["A", "spin_share_pct"] / lumped_sim.sites.loc["B", "spin_share_pct"] == pytest.approx(4.0, rel=1e-3)
     assert np.isnan(exact.sites.loc["A", "wait_max_us"]) and np.isnan(lumped_sim.sites.loc["A", "wait_sd_us"])
+    # the simulated lock's row is its sites' sums, its interval theirs
+    lock, sites = lumped_sim.locks.loc["L"], lumped_sim.sites
+    assert lock["acquisitions_per_s"] == pytest.approx(sites["acquisitions_per_s"].sum(), rel=1e-12)
+    assert lock["contended_per_s"] == pytest.approx(sites["contended_per_s"].sum(), rel=1e-12)
+    assert lock["contended_pct"] == pytest.approx(100 * lock["contended_per_s"] / lock["acquisitions_per_s"], rel=1e-12)
+    assert lock["wait_avg_us"] * lock["contended_per_s"] == pytest.approx(lock["wait_total_us_per_s"], rel=1e-9)
+    assert lock["wait_per_acquisition_us_ci99"] == pytest.approx(sites.loc["A", "wait_per_acquisition_us_ci99"])
 
 
 @pytest.mark.parametrize("count", [0.0, -1.0, float("nan"), "4"])

@@ -141,6 +141,22 @@ def test_lanes_equal_single_solves():
             assert lane[name] == one[name]
 
 
+def test_a_read_back_frees_slots_as_often_as_it_allocates_them():
+    """Under a limit each 4K folio swapped in forces one out: with the slot cache (v4.11-v6.13) si->lock is
+    taken once per 64 slots allocated (get_swap_pages) and once per 64 freed (swapcache_free_entries), so
+    the two sites take it equally often and spin alike (locks.Critical.count); the lruvec lock twice a pass
+    per isolation batch of 32 (two passes) and once per lru_add batch of 15 (v6.6) swapped-in folios."""
+    m = one_reader(memcg_mb=256.0, swapped_share=None, bytes_per_process=2.0**29, kernel="6.6", processes=8)
+    sites = m.readback_system().analytic().sites
+    per_folio = sites.loc["zs_free", "acquisitions_per_s"]
+    for site in ("get_swap_pages", "swapcache_free_entries"):
+        assert sites.loc[site, "acquisitions_per_s"] == pytest.approx(per_folio / 64, rel=1e-9)
+    assert sites.loc["get_swap_pages", "spin_share_pct"] == pytest.approx(sites.loc["swapcache_free_entries",
+                                                                                    "spin_share_pct"], rel=1e-9)
+    assert sites.loc["isolate_lru_folios", "acquisitions_per_s"] == pytest.approx(per_folio * 2 * 2 / 32, rel=1e-9)
+    assert sites.loc["folio_batch_move_lru", "acquisitions_per_s"] == pytest.approx(per_folio / 15, rel=1e-9)
+
+
 def test_the_path_is_one_function_and_sites_on_existing_rows():
     """The swap-in path's holds are keys of paths.HOLDS, and every station its network has is a row the
     swap-out path already had (zs_free, the slot frees, and folio_add_lru's lru_add at the lruvec lock's

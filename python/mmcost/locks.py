@@ -154,7 +154,9 @@ class Critical:
     residence at a station depends on its demand, not on how it is cut into
     visits), and the results count every acquisition and give each the
     lock's mean wait: a queued spinlock's waiter waits for what is ahead of
-    it, not for its own hold (:meth:`LockSystem._per_acquisition`)."""
+    it, not for its own hold (:meth:`LockSystem._per_acquisition`). A
+    lock's ``handoff_us`` is charged once per visit, not per acquisition:
+    fold the other acquisitions' handoffs into ``hold``."""
 
     lock: str
     site: str
@@ -843,17 +845,18 @@ class LockSystem(Mechanism):
                 if "wait_per_acquisition_us_ci99" in r:
                     r.update(wait_per_acquisition_us_ci99=half, wait_avg_us_ci99=half / share if share > 0 else 0.0,
                              spin_share_pct_ci99=100 * half * r["acquisitions_per_s"] / US_PER_S / cpus)
-            row = locks[lock]
-            scale = taken / visits
-            row["acquisitions_per_s"] *= scale
-            row["contended_per_s"] *= scale
-            row.update(wait_per_acquisition_us=wait, wait_max_us=nan,
-                       wait_avg_us=total / row["contended_per_s"] if row["contended_per_s"] > 0 else 0.0)
+            # the lock's row: its sites' sums (the simulation's sites are contended at rates of their own)
+            row, scale = locks[lock], taken / visits
+            contended = sum(r["contended_per_s"] for r in mine.values())
+            share = contended / taken
+            row.update(acquisitions_per_s=taken, contended_per_s=contended, contended_pct=100 * share,
+                       wait_per_acquisition_us=wait, wait_max_us=nan,
+                       wait_avg_us=total / contended if contended > 0 else 0.0)
             for key in ("acquisitions_per_s_ci99", "contended_per_s_ci99"):
                 if key in row:
                     row[key] *= scale
             if "wait_per_acquisition_us_ci99" in row:
-                row["wait_per_acquisition_us_ci99"] /= scale
+                row.update(wait_per_acquisition_us_ci99=half, wait_avg_us_ci99=half / share if share > 0 else 0.0)
 
     def usl_comparison(self, cpus=range(1, 65), fit_cpus=None):
         """Fit the USL to this system's own analytic throughput curve and show

@@ -97,7 +97,7 @@ the swap cache with its own entry), its pages are unmapped to 4K swap PTEs
 one by one as before, so ``exit_mmap`` -> ``zap_pte_range`` frees 512
 entries a THP (``free_swap_and_cache``) in both kernels; no cluster is
 freed whole. So the swap-out rate gains +13.9% [+1, +22] (published +12.1%,
-within 10 points) and the job's time falls 12.2% [20, 1] (published 7.9%),
+within 10 points) and the job's time falls 12.2% [19, 1] (published 7.9%),
 both through the throughput's gain; at the published throughput gain the
 same windows give +7.3% and -6.8%.
 """

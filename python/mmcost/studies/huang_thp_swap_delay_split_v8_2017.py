@@ -66,7 +66,7 @@ processes, and the thread does not say on what. (The THP's 511 cold tail
 their first touch into the insert, :func:`mmcost.swap.paths.delay_split`,
 the same CPU time here, where the trunk's lock is no station.)
 
-The gain: +12.0% [-0.4, +20.2] for +21.2% (swap-out +11.0% for +14.9% and the
+The gain: +12.0% [-0.3, +20.1] for +21.2% (swap-out +11.0% for +14.9% and the
 job's time -9.9% for -16.2%), all three within 10 points since the split's
 costs are measured (+9.6% before: less of the split under the lruvec lock,
 so the same saving is a larger share of a faster base); at the published

@@ -96,7 +96,7 @@ PER_WRITTEN = frozenset(k for k in HOLDS if k == "fault" or k.endswith("_fault")
 #: split THP's 512 swap cache inserts, one slot allocation per 64 with the slot cache. Any other key is
 #: taken once per operation.
 COUNTED = ("lru", "lru_fault", "lru_add", "slot", "avail", "cache_insert", "cache_delete", "tags", "map_dup",
-           "map_count", "map_free")
+           "map_count", "map_free", "slot_free", "slot_free_batched")
 
 
 # --- lines a contended section moves from the CPU that held its lock last --------------------------------
@@ -733,7 +733,10 @@ def lru_scan(m, pages: int, entries: int, tails: int = 0) -> dict:
     the time with n sharers). Classic reclaim takes the lock twice per
     ``shrink_inactive_list`` call, ``isolate_lru_folios`` of SWAP_CLUSTER_MAX
     pages' worth of folios and ``move_folios_to_lru`` of what it kept (mm/vmscan.c);
-    MGLRU's ``evict_folios`` the same around batches of MIN_LRU_BATCH pages.
+    MGLRU's ``evict_folios`` the same around batches of MIN_LRU_BATCH pages
+    isolated, a promoted folio sorted (``sort_folio``) inside the hold that
+    isolates a batch (``scan_folios`` counts the isolated ones): two
+    acquisitions per batch evicted.
     The fault adds each folio through the per-CPU ``lru_add`` folio_batch
     (``folio_add_lru``, mm/swap.c), which ``folio_batch_move_lru`` empties under
     the lock once per ``lru_add_batch`` folios (PAGEVEC_SIZE 15, 31 from v6.10;
@@ -749,13 +752,16 @@ def lru_scan(m, pages: int, entries: int, tails: int = 0) -> dict:
     if mglru:
         cpu = cpu + young * entries * m.reference_us_per_page
     cpu = cpu + tails * (m.reference_us_per_folio + m.reference_us_per_page)
-    # two acquisitions per pass (isolate, put back); the putback re-adds the kept folios (scans beyond the last)
-    lru = scans * m.lru_hold_us_per_folio + 2 * scans / per_hold * moved
+    # two acquisitions per pass (isolate, put back); the putback re-adds the kept folios (scans beyond the last).
+    # MGLRU's scan_folios sorts a promoted folio within the hold that isolates the batch (it stops at
+    # MIN_LRU_BATCH isolated, not scanned): two acquisitions per batch evicted, whatever was promoted
+    taken = 2 * (1.0 if mglru else scans) / per_hold
+    lru = scans * m.lru_hold_us_per_folio + taken * moved
     if not mglru:
         lru = lru + (scans - 1) * m.lru_hold_us_per_folio
     batch = m.switch("lru_add_batch") if pages == 1 else 1
     # (and how often each side takes the lock: per isolation batch twice a pass, per folio_batch once)
-    return dict(cpu=cpu, lru=lru, lru_fault=m.lru_hold_us_per_folio + moved / batch, n_lru=2 * scans / per_hold,
+    return dict(cpu=cpu, lru=lru, lru_fault=m.lru_hold_us_per_folio + moved / batch, n_lru=taken,
                 n_lru_fault=1.0 / batch)
 
 
@@ -1152,9 +1158,9 @@ def exit_free(m) -> dict[str, float]:
     # (at least a nanosecond an entry: costs a user set to 0 leave the exit a network that takes no time)
     work = maximum(m.swap_free_us_per_page + resident_per_entry * m.page_free_us_per_page, 1e-3)
     d = {}
-    key, per_entry = slot_free(m)
+    key, per_entry, taken = slot_free(m)
     if key is not None:
-        d[key] = per_entry
+        d[key], d["n:" + key] = per_entry, taken
     else:
         work += m.slot_us_per_slot
     if m.swap_device in COMPRESSED:
@@ -1167,17 +1173,19 @@ def exit_free(m) -> dict[str, float]:
     return d
 
 
-def slot_free(m) -> tuple[str | None, float]:
+def slot_free(m) -> tuple[str | None, float, float]:
     """Where one freed swap entry's slot goes back, per entry: under
     ``si->lock`` one at a time before the slot cache (``swap_entry_free``:
     key ``slot_free``), in 64-entry batches with it (``free_swap_slot`` ->
-    ``swapcache_free_entries``, v4.11-v6.14: ``slot_free_batched``), and
-    the hold per entry; (None, 0) from v6.14, where the cluster's own lock
-    frees it (``swap_entry_range_free`` under ``ci->lock``: CPU work)."""
+    ``swapcache_free_entries``, v4.11-v6.14: ``slot_free_batched``), the
+    hold per entry and the lock's acquisitions per entry (1, or 1/64 a
+    batch); (None, 0, 0) from v6.14, where the cluster's own lock frees it
+    (``swap_entry_range_free`` under ``ci->lock``: CPU work)."""
     if m.switch("swap_alloc_lock") == "si_lock":
         batch = SLOT_CACHE_BATCH if m.switch("slot_cache") else 1
-        return ("slot_free_batched" if batch > 1 else "slot_free"), slot_hold_us(m) / batch + m.slot_us_per_slot
-    return None, 0.0
+        return (("slot_free_batched" if batch > 1 else "slot_free"), slot_hold_us(m) / batch + m.slot_us_per_slot,
+                1.0 / batch)
+    return None, 0.0, 0.0
 
 
 def exit_freers(m) -> int:
@@ -1231,7 +1239,7 @@ def swap_in(m, kb: int) -> dict[str, float]:
     walk_us = m.walk_ns * 1e-3 * (m.nested_walk_factor if m.virtualized else 1.0)
     dev = load(m, pages)
     lookup = m.swap_table_lookup_us if m.switch("swap_table") else m.swapcache_lookup_us
-    key, per_entry = slot_free(m)
+    key, per_entry, taken = slot_free(m)
     cpu = (m.fault_us_per_folio + m.swapin_us_per_folio + lookup + dev["cpu"]
            + pages * (m.pte_us + walk_us + m.swapin_us_per_page + m.swap_free_us_per_page))
     d = {"memcg": memcg_charges(m, pages, 0)[0] * m.memcg_charge_hold_us,
@@ -1246,7 +1254,7 @@ def swap_in(m, kb: int) -> dict[str, float]:
         d["cache_insert"], d["cache_delete"] = cache / 2, cache / 2
         d["n:cache_insert"] = d["n:cache_delete"] = 1.0  # the folio enters and leaves once
     if key is not None:
-        d[key] = pages * per_entry
+        d[key], d["n:" + key] = pages * per_entry, pages * taken
     else:
         cpu = cpu + pages * m.slot_us_per_slot
     if m.swap_device in COMPRESSED:
