@@ -93,6 +93,8 @@ def test_the_profile_and_the_gain_agree_on_one_thp_share():
     c = STUDY.thp_share_from_profile()
     assert 0.0 < c["thp_share"] < 1.0 and c["spin"] == pytest.approx(-31.6, abs=0.01)
     assert abs(c["throughput"] - 10.6) <= 10 and abs(c["swapout"] - 12.1) <= 10 and abs(c["time"] - -7.9) <= 2
+    with pytest.raises(ValueError, match="spin_change_pct"):  # more than every page a THP could give
+        STUDY.thp_share_from_profile(-100.5)
 
 
 @pytest.mark.xfail(strict=True, reason="known miss by a hair: +20.8% predicted for +10.6% throughput (10.2 points; "

@@ -233,6 +233,10 @@ class HuangThpSwapDelaySplit2016(Study):
                         ("throughput", "vm_scalability_throughput_kib_s"), ("swapout", "swapout_kib_s"),
                         ("time", "real_time_s"))}}
 
+        lo, hi = (changes(x)["spin"] for x in (0.05, 1.0))  # (the spinning falls as the THP share grows)
+        if not min(lo, hi) <= spin_change_pct <= max(lo, hi):
+            raise ValueError(f"spin_change_pct: {spin_change_pct:+.1f}% is outside what a THP share of 5-100% "
+                             f"gives ({hi:+.1f}% to {lo:+.1f}%)")
         share = brentq(lambda x: changes(x)["spin"] - spin_change_pct, 0.05, 1.0, xtol=1e-4)
         return {"thp_share": share, **changes(share)}
 
