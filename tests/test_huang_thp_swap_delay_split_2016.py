@@ -95,6 +95,11 @@ def test_the_profile_and_the_gain_agree_on_one_thp_share():
     assert abs(c["throughput"] - 10.6) <= 10 and abs(c["swapout"] - 12.1) <= 10 and abs(c["time"] - -7.9) <= 2
     with pytest.raises(ValueError, match="spin_change_pct"):  # more than every page a THP could give
         STUDY.thp_share_from_profile(-100.5)
+    # the published values' ends: 9.82 +- 8% and 6.72 +- 2% (LKP's %stddev), taken apart
+    lo, hi = STUDY.spin_change_range_pct()
+    assert (lo, hi) == pytest.approx((100 * (6.72 * 0.98 / (9.82 * 1.08) - 1), 100 * (6.72 * 1.02 / (9.82 * 0.92) - 1)))
+    shares = [STUDY.thp_share_from_profile(x)["thp_share"] for x in (lo, hi)]
+    assert min(shares) < c["thp_share"] < max(shares)
 
 
 def test_the_swap_cache_holds_the_in_flight_thp_tails_the_profile_implies():
