@@ -227,7 +227,7 @@ class HuangThpSwapDelaySplit2016(Study):
             if rows.empty:
                 raise ValueError(f"{self.id}: no published spin change at __add_to_swap_cache to check against")
             spin_change_pct = float(rows["value"].iloc[0])
-        m = self.fit().model.set(processes=16, swap_device="pmem", folio_kb=2048)
+        m = self._configured()
 
         def changes(share):
             k = m.set(large_share=share)
@@ -257,7 +257,7 @@ class HuangThpSwapDelaySplit2016(Study):
         ``swap_map`` sites likewise. A check against the thread's SwapCached row, not a prediction."""
         from ..swap import paths
 
-        m = self.fit().model.set(processes=16, swap_device="pmem", folio_kb=2048, large_share=thp_share)
+        m = self._configured(large_share=thp_share)
         m = m.configure(variant="base+patchset")
         res = m.solve()
         waits = {k: v["wait_per_acquisition_us"] for k, v in res.details["locks"].lock_values.items()}
@@ -272,17 +272,23 @@ class HuangThpSwapDelaySplit2016(Study):
     def spin_change_range_pct(self) -> tuple[float, float]:
         """The insert site's spin change in % at the ends of its two published values' stddevs (LKP's
         '± N%' of the base and the patched share, taken apart: the widest change either way)."""
-        df = self.data()
-        site = df["call_site"].map(lambda c: isinstance(c, str) and site_of(c) == "__add_to_swap_cache")
-        rows = df[(df["metric"] == "cycles_share_pct") & site].set_index("variant")
+        rows = self._insert_rows("cycles_share_pct").set_index("variant")
         (b, sb), (p, sp) = ((rows.loc[v, "value"], rows.loc[v, "stddev_pct"] / 100) for v in ("base", "base+patchset"))
         return 100 * (p * (1 - sp) / (b * (1 + sb)) - 1), 100 * (p * (1 + sp) / (b * (1 - sb)) - 1)
 
-    def _insert_spin_change(self) -> pd.DataFrame:
-        """The published change of the spinning at ``__add_to_swap_cache`` (a self share), if any."""
+    def _insert_rows(self, metric: str) -> pd.DataFrame:
+        """The published rows of ``metric`` at the ``__add_to_swap_cache`` spinlock (a self share), if any."""
         df = self.data()
         site = df["call_site"].map(lambda c: isinstance(c, str) and site_of(c) == "__add_to_swap_cache")
-        return df[(df["variant"] == "base+patchset") & (df["metric"] == "cycles_share_pct_change_pct") & site]
+        return df[(df["metric"] == metric) & site]
+
+    def _insert_spin_change(self) -> pd.DataFrame:
+        """The published change of the spinning at ``__add_to_swap_cache``, if any."""
+        return self._insert_rows("cycles_share_pct_change_pct").query("variant == 'base+patchset'")
+
+    def _configured(self, **fields):
+        """The fit's model as the thread ran it (16 writers, PMEM, 2M THPs), with ``fields``."""
+        return self.fit().model.set(processes=16, swap_device="pmem", folio_kb=2048, **fields)
 
     def sections(self) -> list[Section]:
         lkp = self.data()
