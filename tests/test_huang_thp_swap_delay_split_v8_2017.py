@@ -67,3 +67,15 @@ def test_the_windows_give_the_published_swapout_and_time_at_the_published_gain()
     """+19.5% for +14.9% swap-out, -16.4% for -16.2% elapsed: the windows are not what the gain misses."""
     so, time = window_at_published_gain(STUDY, 8)
     assert abs(so - 14.9) <= 6 and abs(time - -16.2) <= 2
+
+
+def test_the_thp_setting_is_the_revised_lkp_jobs():
+    """defrag=always (the author's LKP job as revised on 2017-04-12 for 8 tasks, an inference): a THP fault
+    compacts and reclaims before it falls back, so the prediction takes every fault for a THP and only the
+    bands draw fewer; the 2016 RFC's defrag=never job left half the faults after the fill 4K."""
+    assert "thp_defrag: always" in STUDY.source()["thp_setting"]
+    m = STUDY.fit().model.set(processes=8, swap_device="pmem", folio_kb=2048)
+    assert m.thp_defrag == "always" and m.large_fault_may_reclaim()
+    assert m.large_fault_share() == 1.0 and m.swapped_large_share() == 1.0
+    assert m.set(pressure_large_share=0.0).swapped_large_share() == pytest.approx(
+        (1 - m._swapped_share()) / m._swapped_share())

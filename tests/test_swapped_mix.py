@@ -27,6 +27,41 @@ def test_the_oldest_are_swapped_first_by_hand():
     assert m.set(folio_kb=4).swapped_large_share() == 1.0
 
 
+def test_under_global_reclaim_the_fill_is_swapped_first_by_hand():
+    """No memcg, thp_defrag given: the faults that fill memory before reclaim starts (the share 1 - s that
+    stays resident) get large folios, a share p of those after it; reclaim swaps the oldest first."""
+    m = SwapModel(folio_kb=2048, processes=4, memcg_mb=None, swapped_share=0.6, thp_defrag="never",
+                  pressure_large_share=0.25)
+    # written: 0.4 all large + 0.6 a quarter large; swapped 0.6: the fill's 0.4, then 0.2 a quarter large
+    assert m.large_fault_share() == pytest.approx(0.4 + 0.6 * 0.25)
+    assert m.swapped_large_share() == pytest.approx((0.4 + 0.2 * 0.25) / 0.6)
+    # the newest 0.4 stay resident: all from after the fill
+    assert m.resident_large_share() == pytest.approx(0.25)
+    # less swapped than the fill: only the fill's large folios are swapped
+    assert m.set(swapped_share=0.3).swapped_large_share() == pytest.approx(1.0)
+    # unset: the pressure share is 1/2 where the fault may not reclaim, 1 where it may (defrag=always)
+    assert m.set(pressure_large_share=None).large_fault_share() == pytest.approx(0.4 + 0.6 * 0.5)
+    assert m.set(pressure_large_share=None, thp_defrag="always").large_fault_share() == 1.0
+    # defrag not given: every fault large, as the model took it before the field
+    assert m.set(thp_defrag=None).swapped_large_share() == 1.0
+    # a written share given overrides the rule; the order still applies (the fill's 0.4 all large)
+    assert m.set(large_share=0.7).swapped_large_share() == pytest.approx((0.4 + 0.2 * 0.5) / 0.6)
+
+
+@pytest.mark.parametrize("defrag, madvise, may", [
+    ("always", False, True), ("always", True, True),            # GFP_TRANSHUGE (| __GFP_NORETRY unadvised)
+    ("madvise", True, True), ("defer+madvise", True, True),     # __GFP_DIRECT_RECLAIM for a madvised VMA
+    ("madvise", False, False), ("defer+madvise", False, False),  # GFP_TRANSHUGE_LIGHT (+ kswapd for defer)
+    ("defer", True, False), ("defer", False, False), ("never", True, False), ("never", False, False),
+])
+def test_which_faults_may_reclaim_follows_the_thp_gfp_mask(defrag, madvise, may):
+    """v4.11+ alloc_hugepage_direct_gfpmask / vma_thp_gfp_mask: direct reclaim and compaction only with
+    defrag=always, or with madvise / defer+madvise for a MADV_HUGEPAGE VMA."""
+    m = SwapModel(folio_kb=2048, memcg_mb=None, swapped_share=0.5, thp_defrag=defrag, madvise=madvise)
+    assert m.large_fault_may_reclaim() is may
+    assert (m.large_fault_share() == 1.0) is may
+
+
 @pytest.mark.parametrize("source, csv", [("kvm_6_18_machine", "measurements.csv"),
                                          ("kvm_6_18_machine_epyc", "measurements.csv"),
                                          ("kvm_6_18_machine_epyc", "warmed_2m.csv")])

@@ -51,14 +51,20 @@ every CPU writes it at each page's insert and delete, moved from another
 CPU's cache 7 times in 8 with 8 writers). With seed 004's costs (fitted on 4K pages, whose every
 pageout does flush first) the v4.11 split path is then 3.3 us of reclaim
 CPU a swapped page and the base needs ~2.4 us a page more than it has.
-The bands draw the THP share, which the thread does not state
-(:data:`.huang_thp_swap_delay_split_2016.THP_SHARE_PRIOR`: every fault a
-THP at the prediction, fewer in half the draws): at half the pages in
-THPs the base is 8.1 GB/s, and the gain +3.9%. Not modelled, and candidates for it: THP allocations that find no free
-2M block because the split THPs come back as 4K pages (compaction, whose
-page migrations flush one page at a time before v6.3's 7e12beb8ca2a: the
-next step of the series, bd4c82c22c36, reports 78.9% fewer IPIs once the
-THP is no longer split), and the machine itself: this run writes three
+The THP setting is not in the letter; the author's LKP job, revised six
+days after it to the letter's 8 tasks, has ``defrag=always`` (``thp_setting``
+in source.toml, an inference): an unadvised VMA's THP fault gets
+``GFP_TRANSHUGE | __GFP_NORETRY`` and compacts and reclaims before it falls
+back, so the prediction takes every fault for a THP
+(``pressure_large_share`` 1) and the bands draw fewer
+(:data:`.huang_thp_swap_delay_split_2016.PRESSURE_PRIORS`: N(1, 0.5)
+clipped, half the draws all THPs); at half the pages in THPs the base is
+8.1 GB/s, and the gain +3.9%. Not modelled, and the first candidate for
+the base's miss: that direct compaction, paid by THP faults that find no
+free 2M block because the split THPs come back as 4K pages (its page
+migrations flush one page at a time before v6.3's 7e12beb8ca2a: the next
+step of the series, bd4c82c22c36, reports 78.9% fewer IPIs once the THP is
+no longer split); then the machine itself: this run writes three
 times faster than seed 004's and the 2016 RFC's (2.5 GB/s) with half the
 processes, and the thread does not say on what. (The THP's 511 cold tail
 ``struct page`` lines are in it already: each split page pays

@@ -54,7 +54,13 @@ Who reclaims: under a memcg limit the writers themselves; under global
 reclaim kswapd (one thread per node, owner of no mm, so all its flushes are
 remote) takes the share its CPU can and the allocators reclaim the rest
 (``kswapd_share``). A direct reclaimer that finds too many pages isolated
-sleeps (``too_many_isolated``), off-CPU. At exit every process frees its
+sleeps (``too_many_isolated``), off-CPU. Which faults get large folios: under
+a memcg limit the charge decides (``large_fault_share``: a large charge that
+may not reclaim fails at the limit); under global reclaim the allocation,
+where ``thp_defrag`` is given: a fault whose gfp mask may not reclaim or
+compact falls back where no free block is at hand, so the faults that fill
+memory are large and a share ``pressure_large_share`` of those after it, and
+reclaim swaps the oldest first (``swapped_large_share``). At exit every process frees its
 swap entries (:meth:`SwapModel.exit_system`), which ``real_time_s`` includes
 and usemem's throughput does not; ``swapout_kib_s`` includes it where the
 source averaged the rate over the whole job, as LKP's ``vmstat.swap.so``

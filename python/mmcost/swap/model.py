@@ -160,6 +160,15 @@ KERNEL_PATH_FIELDS = ("reclaim_us_per_folio", "reclaim_us_per_page", "lru_hold_u
 
 #: windows a source's swap-out rate is averaged over (:attr:`SwapModel.rate_window`)
 RATE_WINDOWS = ("loop", "lkp_job")
+#: /sys/kernel/mm/transparent_hugepage/defrag (v4.6 on; v4.6's 444eb2a449ef added "defer", v4.11 "defer+madvise")
+THP_DEFRAG = ("always", "defer", "defer+madvise", "madvise", "never")
+#: the share of large faults that succeed while global reclaim runs, where a large fault may not reclaim or
+#: compact (:attr:`SwapModel.thp_defrag`): nothing in the model decides it, so flat over [0, 1]
+PRESSURE_SHARE_PRIOR = Prior(
+    0.5, 0.29, "not modelled: a fault whose gfp mask may not reclaim or compact (GFP_TRANSHUGE_LIGHT) takes a "
+    "large folio only where a free block of its order is at hand, which depends on how the reclaimed folios come "
+    "back to the buddy allocator (split THPs return 4K pages through the per-CPU lists) and what else allocates; "
+    "the flat prior over [0, 1]: mean 1/2, sd 1/sqrt(12)")
 
 
 @dataclass(frozen=True)
@@ -192,6 +201,14 @@ class SwapModel(Mechanism):
     large_share: float | None = knob(None, kind="float", unit="1", upper=1.0,
                                      doc="share of bytes faulted as folio_kb (the rest 4K); None: the fallback rule; "
                                          "no effect with folio_kb=4 (every fault is 4K)")
+    thp_defrag: str | None = knob(None, kind="str", choices=THP_DEFRAG,
+                                  doc="transparent_hugepage/defrag under global reclaim: whether a large fault may "
+                                      "reclaim and compact (SwapModel.large_fault_may_reclaim); None: not stated, "
+                                      "every fault large")
+    pressure_large_share: float | None = knob(
+        None, kind="float", unit="1", upper=1.0, prior=PRESSURE_SHARE_PRIOR,
+        doc="global reclaim with thp_defrag set: the share of large faults that succeed while reclaim runs; None: "
+            "1 where the fault may reclaim and compact, else 0.5 (PRESSURE_SHARE_PRIOR's mean)")
     fault_reclaim_pages: float = knob(
         32.0, unit="pages", lower=1.0, upper=1e6,
         prior=Prior(32.0, 16.0, "try_charge_memcg reclaims max(nr_pages, SWAP_CLUSTER_MAX = 32) pages per "
@@ -810,16 +827,32 @@ class SwapModel(Mechanism):
         With ``folio_kb`` = 4 every fault is a 4K folio: 1, whatever
         ``large_share`` says (0, "no large folios", is as true). Held at
         memory.high below memory.max (:func:`mmcost.swap.paths.high_governs`)
-        the large charge succeeds and the writer reclaims after it: 1."""
+        the large charge succeeds and the writer reclaims after it: 1.
+
+        Under global reclaim the allocation itself decides: with
+        ``thp_defrag`` unset every fault is large (a setting not stated);
+        where the fault may reclaim and compact
+        (:meth:`large_fault_may_reclaim`) too. Where it may not
+        (``GFP_TRANSHUGE_LIGHT``), every fault before reclaim starts finds a
+        free block (the share 1 - s of the bytes that stays resident, s the
+        swapped share: what the writers filled memory with) and a share
+        ``pressure_large_share`` of those after it (by default 1 where the
+        fault may reclaim and compact, the flat prior's 1/2 where it may not)."""
         if self.folio_kb == PAGE_KB:
             return 1.0
         if self.large_share is not None:
             return self.large_share
+        if self.memcg_mb is None:
+            if self.thp_defrag is None:
+                return 1.0
+            p = self.pressure_large_share
+            if p is None:
+                p = 1.0 if self.large_fault_may_reclaim() else PRESSURE_SHARE_PRIOR.value
+            before = self._fill_share()
+            return before + (1.0 - before) * p
         if self.madvise:
             return 1.0
-        if self.memcg_mb is None:
-            return 1.0
-        before = minimum(1.0, self.memcg_mb * 2**20 * self.memcgs / self.written_bytes)
+        before = self._fill_share()
         steady = maximum(0.0, 1.0 - (self.folio_kb // PAGE_KB) / self.fault_reclaim_pages)
         out = before + (1.0 - before) * steady
         if self.memcg_high_mb is not None:  # held at memory.high every charge succeeds below memory.max
@@ -834,23 +867,43 @@ class SwapModel(Mechanism):
         first reached (a share b of what it writes, all large unless the
         written share a says fewer: a / b of them), then those after it (large
         at the steady share (a - b) / (1 - b)): of the share s swapped, min(s,
-        b) comes from the first and the rest from the second. Without a limit
-        (or held at memory.high, where every large charge succeeds): a. On
+        b) comes from the first and the rest from the second. Under global
+        reclaim the same with b the resident share 1 - s where ``thp_defrag``
+        is set (:meth:`large_fault_share`), a where it is not; held at
+        memory.high, where every large charge succeeds: a. On
         this project's guest (kvm_6_18_machine_epyc, warmed_2m.csv) one
         process at 2M in 512M swapped only THPs (thp_swpout x 512 = pswpout)
         where 66% of what it wrote was, and two processes 59-66% THP pages
         against 41-50% written."""
         a = self.large_fault_share()
-        if self.folio_kb == PAGE_KB or self.memcg_mb is None:
+        if self.folio_kb == PAGE_KB or (self.memcg_mb is None and self.thp_defrag is None):
             return a
         s = self._swapped_share()
-        b = minimum(1.0, paths.memcg_limit_mb(self) * 2**20 * self.memcgs / self.written_bytes)
+        b = self._fill_share()
         first = minimum(1.0, a / b)
         steady = maximum(0.0, (a - b) / maximum(1.0 - b, 1e-12))
         out = (minimum(s, b) * first + maximum(s - b, 0.0) * steady) / s
         if self.memcg_high_mb is not None:
             out = lanes.where(paths.high_governs(self), a, out)
         return out
+
+    def _fill_share(self) -> float:
+        """Share of the written bytes faulted before reclaim starts: the memcg's limit over them (memory.high's
+        where it governs), or under global reclaim what stays resident, 1 - s."""
+        if self.memcg_mb is None:
+            return 1.0 - self._swapped_share()
+        return minimum(1.0, paths.memcg_limit_mb(self) * 2**20 * self.memcgs / self.written_bytes)
+
+    def large_fault_may_reclaim(self) -> bool:
+        """Whether a large anonymous fault may reclaim and compact under global reclaim: its gfp mask
+        (``alloc_hugepage_direct_gfpmask``, v4.6-v5.7; ``vma_thp_gfp_mask`` from v5.8) has
+        ``__GFP_DIRECT_RECLAIM`` with ``thp_defrag`` 'always' (``GFP_TRANSHUGE``, with ``__GFP_NORETRY`` for
+        an unadvised VMA), or 'madvise' / 'defer+madvise' for a ``MADV_HUGEPAGE`` VMA. 'never', 'defer' (which
+        only wakes kswapd and kcompactd) and an unadvised VMA under 'madvise' give ``GFP_TRANSHUGE_LIGHT``: no
+        reclaim, no compaction, a fallback to 4K where no free block is at hand. Unset: True (every fault
+        large, as before the setting was a field)."""
+        d = self.thp_defrag
+        return d is None or d == "always" or (self.madvise and d in ("madvise", "defer+madvise"))
 
     def resident_large_share(self) -> float:
         """Share of the bytes the write phase left resident (the newest) that are in large folios: the
