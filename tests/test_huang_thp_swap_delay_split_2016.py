@@ -131,8 +131,7 @@ def test_the_thp_setting_is_the_lkp_jobs():
     not reclaim or compact, so the fill's faults are THPs and half of those after it at the prediction;
     reclaim swaps the fill's first. By hand from the swapped share s: written 1 - s + s/2, swapped
     ((1 - s) + (2s - 1)/2) / s (s > 1/2: the fill is swapped whole)."""
-    assert "defrag=never" in STUDY.source()["thp_setting"].replace(": [never]", "=never").replace(
-        "thp_defrag", "defrag")
+    assert STUDY.source()["model"]["thp_defrag"] == "never"
     m = STUDY._configured()
     assert m.thp_defrag == "never" and not m.large_fault_may_reclaim() and m.pressure_large_share == 0.5
     s = m._swapped_share()

@@ -73,7 +73,7 @@ def test_the_thp_setting_is_the_revised_lkp_jobs():
     """defrag=always (the author's LKP job as revised on 2017-04-12 for 8 tasks, an inference): a THP fault
     compacts and reclaims before it falls back, so the prediction takes every fault for a THP and only the
     bands draw fewer; the 2016 RFC's defrag=never job left half the faults after the fill 4K."""
-    assert "thp_defrag: always" in STUDY.source()["thp_setting"]
+    assert STUDY.source()["model"]["thp_defrag"] == "always"
     m = STUDY.fit().model.set(processes=8, swap_device="pmem", folio_kb=2048)
     assert m.thp_defrag == "always" and m.large_fault_may_reclaim()
     assert m.large_fault_share() == 1.0 and m.swapped_large_share() == 1.0

@@ -3,6 +3,7 @@ were large folios (SwapModel.swapped_large_share) by hand, and against the
 kernel's counters on this project's two guests (mTHP swpout, thp_swpout and
 pswpout) with nothing fitted."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -46,6 +47,22 @@ def test_under_global_reclaim_the_fill_is_swapped_first_by_hand():
     assert m.set(thp_defrag=None).swapped_large_share() == 1.0
     # a written share given overrides the rule; the order still applies (the fill's 0.4 all large)
     assert m.set(large_share=0.7).swapped_large_share() == pytest.approx((0.4 + 0.2 * 0.5) / 0.6)
+    # everything swapped (no fill left resident): the swapped mix is the written one, no division by zero
+    assert m.set(swapped_share=1.0).swapped_large_share() == pytest.approx(0.25)
+    # lanes: each lane as its own configuration
+    from mmcost import lanes
+    ps = [0.0, 0.25, 1.0]
+    lane = lanes.from_columns(m, {"pressure_large_share": np.array(ps)}, len(ps))
+    assert lane.swapped_large_share() == pytest.approx([m.set(pressure_large_share=p).swapped_large_share()
+                                                        for p in ps])
+
+
+def test_thp_defrag_leaves_memcg_reclaim_as_it_was():
+    """Under a memcg limit the charge decides (its own gfp rule), whatever thp_defrag says."""
+    m = SwapModel(folio_kb=2048, processes=2, memcg_mb=512, bytes_per_process=768 * MIB)
+    for defrag in ("never", "always"):
+        d = m.set(thp_defrag=defrag)
+        assert (d.large_fault_share(), d.swapped_large_share()) == (m.large_fault_share(), m.swapped_large_share())
 
 
 @pytest.mark.parametrize("defrag, madvise, may", [

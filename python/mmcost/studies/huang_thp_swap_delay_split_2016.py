@@ -51,9 +51,9 @@ where no free 2M block is at hand
 (:meth:`mmcost.swap.SwapModel.large_fault_may_reclaim`). So the faults that
 fill memory before reclaim starts get THPs (a share 1 - s = 0.36 of what is
 written, s the swapped share), those after it a share
-``pressure_large_share`` that no mechanism here decides (the flat prior
-over [0, 1], :data:`mmcost.swap.model.PRESSURE_SHARE_PRIOR`: 1/2 at the
-prediction), and reclaim takes the oldest first, the fill's THPs
+``pressure_large_share`` that no mechanism here decides (a flat prior's
+mean and sd, 1/2 and 0.29, clipped to [0, 1]:
+:data:`mmcost.swap.model.PRESSURE_SHARE_PRIOR`), and reclaim takes the oldest first, the fill's THPs
 (:meth:`mmcost.swap.SwapModel.swapped_large_share`): 68% of the written and
 78% of the swapped pages are THPs at the prediction, 56% of the swapped with
 every later fault 4K. (Before the LKP job was read, every fault was taken
@@ -93,7 +93,7 @@ time, each ~30 us of the loop, mostly tree-lock waiting): 4524 KiB at 48%,
 (:meth:`HuangThpSwapDelaySplit2016.swap_cached_rise_kib`). Checks between
 the thread's rows, not predictions: together they say nearly every fault
 after the fill fell back to 4K, which ``defrag=never`` allows and the
-prediction's flat prior does not assume. (The RFC's
+prediction's prior does not assume. (The RFC's
 ``add_to_swap_trans_huge`` also hands a THP without a free swap cluster
 back to the split-first path; with the device a third empty at the end,
 not modelled.) The v8 thread's profile (the whole ``add_to_swap`` chain)
@@ -137,10 +137,10 @@ from . import swapcache_wb_tags
 PRESSURE_PRIORS = {
     "never": PRESSURE_SHARE_PRIOR,
     "always": Prior(
-        1.0, 0.5, "defrag=always: an unadvised VMA's THP fault gets GFP_TRANSHUGE | __GFP_NORETRY (v4.8-v4.11 "
-        "alloc_hugepage_direct_gfpmask): it compacts and reclaims once and falls back if that finds no free 2M "
-        "block, so most faults get a THP and some do not, by a share no thread gives. Clipped to [0, 1]: half the "
-        "draws all THPs"),
+        1.0, 0.5, "defrag=always: an unadvised VMA's THP fault gets GFP_TRANSHUGE | __GFP_NORETRY (v4.8 on, "
+        "alloc_hugepage_direct_gfpmask): it compacts (failing at once where compaction is deferred) and reclaims "
+        "once, and falls back if that frees no 2M block, so most faults get a THP and some do not, by a share no "
+        "thread gives. Clipped to [0, 1]: half the draws all THPs"),
 }
 _NO_OUTPUT = "no such output: SwapModel predicts no IPC, cache-miss rate or SwapCached size"
 _NO_SIZE = ("the bytes written are not stated (swap-w-seq fills RAM and part of swap; memory size unknown): "

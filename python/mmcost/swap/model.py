@@ -163,12 +163,13 @@ RATE_WINDOWS = ("loop", "lkp_job")
 #: /sys/kernel/mm/transparent_hugepage/defrag (v4.6 on; v4.6's 444eb2a449ef added "defer", v4.11 "defer+madvise")
 THP_DEFRAG = ("always", "defer", "defer+madvise", "madvise", "never")
 #: the share of large faults that succeed while global reclaim runs, where a large fault may not reclaim or
-#: compact (:attr:`SwapModel.thp_defrag`): nothing in the model decides it, so flat over [0, 1]
+#: compact (:attr:`SwapModel.thp_defrag`): nothing in the model decides it, so a flat prior's mean and sd
 PRESSURE_SHARE_PRIOR = Prior(
     0.5, 0.29, "not modelled: a fault whose gfp mask may not reclaim or compact (GFP_TRANSHUGE_LIGHT) takes a "
     "large folio only where a free block of its order is at hand, which depends on how the reclaimed folios come "
     "back to the buddy allocator (split THPs return 4K pages through the per-CPU lists) and what else allocates; "
-    "the flat prior over [0, 1]: mean 1/2, sd 1/sqrt(12)")
+    "the mean and sd of a flat prior over [0, 1] (1/2, 1/sqrt(12)) as a Gaussian clipped to it, about 4% of the "
+    "draws at each end")
 
 
 @dataclass(frozen=True)
@@ -880,7 +881,7 @@ class SwapModel(Mechanism):
             return a
         s = self._swapped_share()
         b = self._fill_share()
-        first = minimum(1.0, a / b)
+        first = minimum(1.0, a / maximum(b, 1e-12))  # (b = 0: everything swapped under global reclaim)
         steady = maximum(0.0, (a - b) / maximum(1.0 - b, 1e-12))
         out = (minimum(s, b) * first + maximum(s - b, 0.0) * steady) / s
         if self.memcg_high_mb is not None:
@@ -896,12 +897,14 @@ class SwapModel(Mechanism):
 
     def large_fault_may_reclaim(self) -> bool:
         """Whether a large anonymous fault may reclaim and compact under global reclaim: its gfp mask
-        (``alloc_hugepage_direct_gfpmask``, v4.6-v5.7; ``vma_thp_gfp_mask`` from v5.8) has
+        (``alloc_hugepage_direct_gfpmask``, v4.6-v5.11; ``vma_thp_gfp_mask`` from v5.12's 164cc4fef445) has
         ``__GFP_DIRECT_RECLAIM`` with ``thp_defrag`` 'always' (``GFP_TRANSHUGE``, with ``__GFP_NORETRY`` for
-        an unadvised VMA), or 'madvise' / 'defer+madvise' for a ``MADV_HUGEPAGE`` VMA. 'never', 'defer' (which
-        only wakes kswapd and kcompactd) and an unadvised VMA under 'madvise' give ``GFP_TRANSHUGE_LIGHT``: no
-        reclaim, no compaction, a fallback to 4K where no free block is at hand. Unset: True (every fault
-        large, as before the setting was a field)."""
+        an unadvised VMA from v4.8's 25160354d4ad; before it ``GFP_TRANSHUGE`` carried it for every VMA), or
+        'madvise' / 'defer+madvise' (v4.11, 21440d7eb904) for a ``MADV_HUGEPAGE`` VMA. 'never', 'madvise' for
+        an unadvised VMA (``GFP_TRANSHUGE_LIGHT``), 'defer' and 'defer+madvise' for an unadvised VMA
+        (``GFP_TRANSHUGE_LIGHT | __GFP_KSWAPD_RECLAIM``: kswapd and kcompactd woken, the fault not waiting):
+        no reclaim, no compaction in the fault, a fallback to 4K where no free block is at hand. Unset: True
+        (every fault large, as before the setting was a field)."""
         d = self.thp_defrag
         return d is None or d == "always" or (self.madvise and d in ("madvise", "defer+madvise"))
 
