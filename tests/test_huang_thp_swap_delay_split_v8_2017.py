@@ -74,7 +74,7 @@ def test_the_thp_setting_is_the_revised_lkp_jobs():
     compacts and reclaims before it falls back, so the prediction takes every fault for a THP and only the
     bands draw fewer; the 2016 RFC's defrag=never job left half the faults after the fill 4K."""
     assert STUDY.source()["model"]["thp_defrag"] == "always"
-    m = STUDY.fit().model.set(processes=8, swap_device="pmem", folio_kb=2048)
+    m = STUDY._configured()  # the thread's 8 writers, PMEM, 2M THPs
     assert m.thp_defrag == "always" and m.large_fault_may_reclaim()
     assert m.large_fault_share() == 1.0 and m.swapped_large_share() == 1.0
     assert m.set(pressure_large_share=0.0).swapped_large_share() == pytest.approx(
